@@ -1,0 +1,26 @@
+"""leapp_notebook: trace NumPy cells into torch graphs and see everything lookup tracing loses.
+
+    import leapp_notebook as ln
+    trace = ln.trace_cell(source, namespace, profile="leapp")
+    trace.hazards, trace.probe(), trace.export("out/")
+
+In IPython: ``%load_ext leapp_notebook`` then ``%%leapp_trace`` on a cell.
+"""
+
+from .trace import PROFILES, Annotate, Trace, annotate, trace_cell
+from .tracing.hazards import CATALOGUE as HAZARD_KINDS
+from .tracing.types import CellError, ExportBlocked, Hazard, Node, TensorSpec, TraceError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "trace_cell", "annotate", "Annotate", "Trace", "Node", "Hazard", "TensorSpec", "CellError", "TraceError",
+    "ExportBlocked", "PROFILES", "HAZARD_KINDS", "load_ipython_extension", "__version__",
+]
+
+
+def load_ipython_extension(ipython):  # noqa: ANN001, ANN201
+    """``%load_ext leapp_notebook``: registers the ``%%leapp_trace`` cell magic."""
+    from .magic import register
+
+    register(ipython)

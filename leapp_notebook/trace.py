@@ -1,0 +1,395 @@
+"""``trace_cell``, the ``Trace`` it returns, and ``annotate`` (LEAPP-style node declarations).
+
+Running a cell under a trace: the cell's inputs become TracedArrays, the cell runs with a few NumPy
+creation functions watched, and whatever happens — success, an exception in the user's code, a
+bad argument — NumPy is restored and no traced array is left in the namespace.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import sys
+import traceback
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from .tracing import array as _array
+from .tracing import ops
+from .tracing import session as _session
+from .tracing.session import Session, close_matches
+from .tracing.types import CellError, Hazard, Node, TraceError
+
+PROFILES = ("leapp", "full")
+_COUNTER = itertools.count(1)
+
+
+# ------------------------------------------------------------------------------------------
+# annotate
+# ------------------------------------------------------------------------------------------
+
+class _Replay:
+    """Eager re-run state: input overrides per node, outputs captured per node."""
+
+    def __init__(self, overrides: Mapping[str, Mapping[str, np.ndarray]]):
+        self.overrides = overrides
+        self.outputs: dict[str, dict[str, Any]] = {}
+
+
+_REPLAY: _Replay | None = None
+
+
+class Annotate:
+    """LEAPP-style node declarations. Outside a trace the calls pass values straight through, so a cell
+    that uses them runs as ordinary NumPy."""
+
+    def input_tensors(self, node: str, tensors: Mapping[str, Any]) -> Any:
+        if not isinstance(tensors, Mapping) or not tensors:
+            raise TraceError(f"annotate.input_tensors('{node}', ...) takes a non-empty dict name -> array")
+        sess = _session.ACTIVE
+        if sess is not None:
+            builder = sess.builder(node)
+            traced = {name: builder.add_input(name, value) for name, value in tensors.items()}
+        elif _REPLAY is not None:
+            given = _REPLAY.overrides.get(node, {})
+            traced = {name: np.array(given[name], copy=True) if name in given else value
+                      for name, value in tensors.items()}
+        else:
+            traced = dict(tensors)
+        if len(traced) == 1:
+            return next(iter(traced.values()))
+        return traced
+
+    def output_tensors(self, node: str, tensors: Mapping[str, Any], export_with: str = "jit",
+                       **_: Any) -> None:
+        if not isinstance(tensors, Mapping) or not tensors:
+            raise TraceError(f"annotate.output_tensors('{node}', ...) takes a non-empty dict name -> array")
+        sess = _session.ACTIVE
+        if sess is not None:
+            builder = sess.builders.get(node)
+            if builder is None:
+                raise TraceError(f"annotate.output_tensors('{node}', ...) before any "
+                                 f"annotate.input_tensors('{node}', ...)" + close_matches(node, sess.builders))
+            builder.close(dict(tensors), export_with)
+        elif _REPLAY is not None:
+            _REPLAY.outputs[node] = {name: np.array(value, copy=True) for name, value in tensors.items()}
+
+
+annotate = Annotate()
+
+
+# ------------------------------------------------------------------------------------------
+# NumPy creation functions watched during a trace
+# ------------------------------------------------------------------------------------------
+
+_ORIGINAL: dict[str, Callable[..., Any]] = {}
+
+
+def _creation(name: str) -> Callable[..., Any]:
+    original = getattr(np, name)
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        sess = _session.ACTIVE
+        if sess is None or sess.suspended:
+            return original(*args, **kwargs)
+        return _array._as_watch(original(*args, **kwargs))
+
+    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    watched.__name__ = name
+    watched.__doc__ = original.__doc__
+    return watched
+
+
+def _conversion(name: str) -> Callable[..., Any]:
+    original = getattr(np, name)
+
+    def converted(obj: Any = None, *args: Any, **kwargs: Any) -> Any:
+        sess = _session.ACTIVE
+        if sess is None or sess.suspended:
+            return original(obj, *args, **kwargs)
+        dtype = args[0] if args else kwargs.get("dtype")
+        if isinstance(obj, _array.TracedArray):
+            if obj._lb is None:
+                result = original(obj.view(np.ndarray), *args, **kwargs)
+                return _array._as_watch(result) if name == "array" else result
+            with sess.eager():
+                result = original(obj.view(np.ndarray), *args, **kwargs)
+            if name != "array" and (dtype is None or np.dtype(dtype) == obj.dtype) and result.shape == obj.shape:
+                return obj  # NumPy returns the same data without a copy: so does the tracer
+            row = ops.CONVERSION_ROWS["array" if name == "array" else "asarray"]
+            return sess.record(obj._lb, row, f"np.{name}", {"a": obj, "dtype": dtype},
+                               {"a": obj.view(np.ndarray), "dtype": dtype}, result)
+        if type(obj) in (list, tuple):
+            builder = _array._find_builder(obj)
+            if builder is not None:
+                with sess.eager():
+                    result = original(_array._plain(obj), *args, **kwargs)
+                return sess.record(builder, ops.CONVERSION_ROWS["array_of_values"], f"np.{name}([...])",
+                                   {"object": obj, "dtype": dtype}, {"object": _array._plain(obj), "dtype": dtype},
+                                   result)
+        result = original(obj, *args, **kwargs)
+        return _array._as_watch(result) if name == "array" else result
+
+    converted.__wrapped__ = original  # type: ignore[attr-defined]
+    converted.__name__ = name
+    converted.__doc__ = original.__doc__
+    return converted
+
+
+_WATCHED = ("zeros", "ones", "empty", "full", "eye", "identity")
+_CONVERTED = ("array", "asarray", "ascontiguousarray")
+
+
+def _install() -> None:
+    for name in _WATCHED:
+        _ORIGINAL[name] = getattr(np, name)
+        setattr(np, name, _creation(name))
+    for name in _CONVERTED:
+        _ORIGINAL[name] = getattr(np, name)
+        setattr(np, name, _conversion(name))
+
+
+def _uninstall() -> None:
+    for name, original in _ORIGINAL.items():
+        setattr(np, name, original)
+    _ORIGINAL.clear()
+
+
+# ------------------------------------------------------------------------------------------
+# trace_cell
+# ------------------------------------------------------------------------------------------
+
+def _names(value: Any, what: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, Mapping):
+        return list(value)
+    try:
+        names = list(value)
+    except TypeError as exc:
+        raise TraceError(f"{what} must be a list of names, got {type(value).__name__}") from exc
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TraceError(f"{what}: {name!r} is not a variable name")
+    if not names:
+        raise TraceError(f"{what} is empty: name at least one variable")
+    return names
+
+
+def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: Any = None,
+               outputs: Any = None, node: str = "node", profile: str = "leapp") -> "Trace":
+    """Trace ``source`` (a notebook cell's code) into one torch.fx graph per node.
+
+    ``inputs``: names of arrays in ``namespace`` to trace, or a mapping name -> array; ``outputs``:
+    names read after the cell runs. With neither, the cell declares its nodes with ``annotate``.
+    """
+    if not isinstance(source, str):
+        raise TraceError(f"source must be the cell's code as a str, got {type(source).__name__}")
+    if profile not in PROFILES:
+        raise TraceError(f"profile={profile!r}: use 'leapp' (what LEAPP 0.7.2 records) or 'full'")
+    if _session.ACTIVE is not None:
+        raise TraceError("a trace is already running: trace_cell cannot be nested inside a traced cell")
+    if namespace is None:
+        namespace = {"np": np}
+    elif not isinstance(namespace, dict):
+        raise TraceError(f"namespace must be a dict, got {type(namespace).__name__}")
+    input_names = _names(inputs, "inputs")
+    output_names = _names(outputs, "outputs")
+    if (input_names is None) != (output_names is None):
+        raise TraceError("give both inputs= and outputs=, or neither (then the cell declares nodes with annotate)")
+    if not isinstance(node, str) or not node:
+        raise TraceError(f"node must be a non-empty string, got {node!r}")
+    input_values: dict[str, Any] = {}
+    if input_names is not None:
+        for name in input_names:
+            if isinstance(inputs, Mapping):
+                input_values[name] = inputs[name]
+            elif name in namespace:
+                input_values[name] = namespace[name]
+            else:
+                raise TraceError(f"input '{name}' is not defined in the namespace." + close_matches(name, namespace))
+    try:
+        code = compile(source, filename := f"<leapp-cell-{next(_COUNTER)}>", "exec")
+    except SyntaxError as exc:
+        raise CellError(f"line {exc.lineno}: SyntaxError: {exc.msg}", exc.lineno, exc.text) from exc
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+    namespace.setdefault("np", np)
+    namespace["annotate"] = annotate
+    snapshot = dict(namespace)
+    if input_names is not None:
+        for name in input_names:
+            snapshot[name] = input_values[name]
+    sess = Session(source, filename, profile)
+    nodes: list[Node] = []
+    _install()
+    _session.ACTIVE = sess
+    try:
+        if input_names is not None:
+            builder = sess.builder(node)
+            for name in input_names:
+                namespace[name] = builder.add_input(name, input_values[name])
+        try:
+            exec(code, namespace)
+        except TraceError:
+            raise
+        except BaseException as exc:
+            line = _cell_line(exc, filename)
+            text = sess.line_text(line).strip()
+            raise CellError(f"line {line}: {type(exc).__name__}: {exc}" + (f"\n    {text}" if text else ""),
+                            line, text) from exc
+        if output_names is not None:
+            values = {}
+            for name in output_names:
+                if name not in namespace:
+                    raise TraceError(f"output '{name}' is not defined after the cell ran."
+                                     + close_matches(name, namespace))
+                values[name] = namespace[name]
+            sess.builders[node].close(values, "jit")
+        if not sess.builders:
+            raise TraceError("the cell declared no node: pass inputs=[...] and outputs=[...], or call "
+                             "annotate.input_tensors(...) and annotate.output_tensors(...) in the cell")
+    finally:
+        _session.ACTIVE = None
+        _uninstall()
+        _clean_namespace(namespace)
+    nodes = sess.finish()
+    return Trace(nodes, source=source, namespace=snapshot, profile=profile,
+                 explicit=(input_names, output_names, node) if input_names is not None else None)
+
+
+def _cell_line(exc: BaseException, filename: str) -> int | None:
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    return line
+
+
+def _clean_namespace(namespace: dict[str, Any]) -> None:
+    """Replace every traced array left in the namespace (and in its lists, tuples and dicts) by plain NumPy."""
+    for key, value in list(namespace.items()):
+        namespace[key] = _plain_deep(value, depth=2)
+
+
+def _plain_deep(value: Any, depth: int) -> Any:
+    if isinstance(value, _array.TracedArray):
+        return value.view(np.ndarray)
+    if depth <= 0:
+        return value
+    if type(value) is list:
+        for i, item in enumerate(value):
+            value[i] = _plain_deep(item, depth - 1)
+        return value
+    if type(value) is tuple:
+        if any(isinstance(item, (_array.TracedArray, list, tuple, dict)) for item in value):
+            return tuple(_plain_deep(item, depth - 1) for item in value)
+        return value
+    if type(value) is dict:
+        for key, item in list(value.items()):
+            value[key] = _plain_deep(item, depth - 1)
+        return value
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# Trace
+# ------------------------------------------------------------------------------------------
+
+class Trace:
+    """The result of tracing one cell: its nodes, their hazards, probe and export."""
+
+    def __init__(self, nodes: Iterable[Node], *, source: str, namespace: dict[str, Any], profile: str,
+                 explicit: tuple[list[str], list[str], str] | None):
+        self.nodes: dict[str, Node] = {n.name: n for n in nodes}
+        self.source = source
+        self.profile = profile
+        self._namespace = namespace
+        self._explicit = explicit
+        self.last_probe: Any = None
+
+    @property
+    def hazards(self) -> list[Hazard]:
+        return [h for node in self.nodes.values() for h in node.hazards]
+
+    @property
+    def ok(self) -> bool:
+        return not any(h.severity == "error" for h in self.hazards)
+
+    def run_eager(self, inputs: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, dict[str, Any]]:
+        """Re-run the cell untraced with ``inputs[node][name]`` in place of the traced inputs.
+
+        Returns ``{node: {output: value}}``. The cell runs in a shallow copy of its original namespace.
+        """
+        global _REPLAY
+        namespace = dict(self._namespace)
+        namespace["annotate"] = annotate
+        if self._explicit is not None:
+            input_names, output_names, node = self._explicit
+            for name in input_names:
+                if name in inputs.get(node, {}):
+                    namespace[name] = np.array(inputs[node][name], copy=True)
+        replay = _Replay(inputs)
+        previous = _REPLAY
+        _REPLAY = replay
+        filename = f"<leapp-replay-{next(_COUNTER)}>"
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        try:
+            exec(compile(self.source, filename, "exec"), namespace)
+        except Exception as exc:
+            line = _cell_line(exc, filename)
+            raise CellError(f"line {line}: {type(exc).__name__}: {exc} (while re-running the cell eagerly)",
+                            line) from exc
+        finally:
+            _REPLAY = previous
+            linecache.cache.pop(filename, None)
+        if self._explicit is not None:
+            input_names, output_names, node = self._explicit
+            return {node: {name: namespace.get(name) for name in output_names}}
+        return replay.outputs
+
+    def probe(self, n: int = 16, seed: int | None = None, ranges: Any = None, progress: Any = None) -> Any:
+        from .probe import probe
+
+        self.last_probe = probe(self, n=n, seed=seed, ranges=ranges, progress=progress)
+        return self.last_probe
+
+    def export(self, directory: Any, *, formats: Iterable[str] = ("jit",), force: bool = False,
+               name: str | None = None) -> list[Any]:
+        from .export import export
+
+        return export(self, directory, formats=formats, force=force, name=name)
+
+    def to_dot(self) -> str:
+        from .render import to_dot
+
+        return to_dot(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from .render import mimebundle
+
+        return mimebundle(self)
+
+    def __repr__(self) -> str:
+        counts = {"error": 0, "warning": 0}
+        for h in self.hazards:
+            counts[h.severity] += 1
+        return (f"<Trace profile={self.profile!r} nodes={list(self.nodes)} errors={counts['error']} "
+                f"warnings={counts['warning']}>")
+
+    def __str__(self) -> str:
+        try:
+            from .render import to_text
+        except ImportError:
+            return repr(self)
+        return to_text(self)
+
+
+def _ops_count(node: Node) -> int:
+    return sum(1 for n in node.graph.graph.nodes if n.op in ("call_function", "call_method"))
+
+
+__all__ = ["Trace", "trace_cell", "annotate", "Annotate", "PROFILES"]

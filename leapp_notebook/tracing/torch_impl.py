@@ -1,0 +1,35 @@
+"""Torch implementations of NumPy functions torch lacks, used as graph targets.
+
+Each is a plain function of tensors, so ``torch.jit.trace`` and ONNX export see ordinary torch ops.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: float | None = None,
+           right: float | None = None) -> torch.Tensor:
+    """``np.interp`` for increasing ``xp``: piecewise-linear, clamped to ``fp``'s ends (or left/right)."""
+    n = xp.shape[0]
+    idx = torch.searchsorted(xp, x.contiguous(), right=True).clamp(1, n - 1)
+    x0 = xp[idx - 1]
+    x1 = xp[idx]
+    y0 = fp[idx - 1]
+    y1 = fp[idx]
+    slope = (y1 - y0) / (x1 - x0)
+    y = y0 + slope * (x - x0)
+    # NumPy returns fp[i] exactly at xp[i], including the right end.
+    y = torch.where(x == x1, y1, y)
+    low = fp[0] if left is None else torch.tensor(left, dtype=fp.dtype)
+    high = fp[-1] if right is None else torch.tensor(right, dtype=fp.dtype)
+    y = torch.where(x < xp[0], low, y)
+    y = torch.where(x > xp[-1], high, y)
+    return y
+
+
+def setitem(x: torch.Tensor, key: object, value: torch.Tensor | float) -> torch.Tensor:
+    """Functional ``x[key] = value``: returns a new tensor, leaves ``x`` untouched."""
+    out = x.clone()
+    out[key] = value
+    return out

@@ -1,0 +1,93 @@
+"""The public value types of a trace: tensor specs, hazards, nodes, and the errors users see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch.fx
+
+
+class TraceError(Exception):
+    """Bad arguments to the tracer; the message says what to do instead."""
+
+
+class CellError(Exception):
+    """The user's cell raised while it was traced. ``line`` is the 1-based cell line."""
+
+    def __init__(self, message: str, line: int | None, code: str | None = None):
+        super().__init__(message)
+        self.line = line
+        self.code = code
+
+
+class ExportBlocked(Exception):
+    """Export refused because an error hazard stands or the probe failed."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One node input or output: its name, shape and NumPy dtype name (``"float32"``)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class Hazard:
+    """One place where tracing loses information.
+
+    ``line`` is the 1-based line in the cell that made the call (when the construct happens inside
+    a helper or library, ``location`` names that file and line). ``graph_nodes`` are the fx node
+    names to highlight.
+    """
+
+    kind: str
+    severity: str
+    node: str
+    line: int | None
+    code: str
+    message: str
+    fix: str
+    graph_nodes: list[str] = field(default_factory=list)
+    location: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "node": self.node,
+            "line": self.line,
+            "code": self.code,
+            "message": self.message,
+            "fix": self.fix,
+            "graph_nodes": list(self.graph_nodes),
+            "location": self.location,
+        }
+
+
+@dataclass
+class Node:
+    """One traced node: a ``torch.fx.GraphModule`` taking tensors in input order, returning a tuple.
+
+    ``sample_inputs`` are the arrays the node was traced with (the probe derives its ranges from
+    them); ``sample_outputs`` the eager outputs of that run.
+    """
+
+    name: str
+    graph: torch.fx.GraphModule
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    hazards: list[Hazard] = field(default_factory=list)
+    sample_inputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    sample_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
+    export_with: str = "jit"
+
+    def __call__(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Run the graph on NumPy arrays (in input order) and return NumPy arrays."""
+        import torch
+
+        tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+        return tuple(t.numpy() for t in self.graph(*tensors))
