@@ -136,7 +136,8 @@ class TracedArray(np.ndarray):
             return target
         if builder is None:
             return _as_watch(result) if _has_watch(inputs) else result
-        return sess.record(builder, row, name, params, eager_params, result, extra={"ufunc": ufunc})
+        extra = {"ufunc": ufunc} if method != "__call__" else {"ufunc": ufunc, "call": True}
+        return sess.record(builder, row, name, params, eager_params, result, extra=extra)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         sess = _session.ACTIVE

@@ -228,7 +228,7 @@ def _reduce_input(ctx: BuildContext, float_for_ints: bool) -> tuple[Any, np.ndar
 
 
 def reduction(torch_fn: Any, *, float_for_ints: bool = False, ddof: bool = False,
-              amax: bool = False) -> Callable[[BuildContext], Any]:
+              amax: bool = False, single_dim: bool = False) -> Callable[[BuildContext], Any]:
     """sum/prod/mean/std/var/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op."""
 
     def build(ctx: BuildContext) -> Any:
@@ -249,8 +249,18 @@ def reduction(torch_fn: Any, *, float_for_ints: bool = False, ddof: bool = False
             kwargs["correction"] = ctx.get("ddof", 0) or 0
         if arr.ndim == 0:
             node = ctx.call(torch_fn, x, **kwargs) if not amax else ctx.call(torch.clone, x)
+        elif single_dim and len(dims) > 1:
+            # torch.prod takes one dim: reduce the flattened axes instead.
+            if dims == tuple(range(arr.ndim)):
+                node = ctx.call(torch_fn, ctx.call(torch.reshape, x, (-1,)), 0)
+                if keep:
+                    node = ctx.call(torch.reshape, node, (1,) * arr.ndim)
+            else:
+                node = x
+                for dim in sorted(dims, reverse=True):
+                    node = ctx.call(torch_fn, node, dim=dim, keepdim=keep)
         else:
-            node = ctx.call(torch_fn, x, dim=dims, keepdim=keep, **kwargs)
+            node = ctx.call(torch_fn, x, dim=dims if not single_dim else dims[0], keepdim=keep, **kwargs)
         return ctx.to_result_dtype(node, None)
 
     return build
@@ -795,7 +805,7 @@ def _fn(func: Any, names: str, build: Callable[[BuildContext], Any], torch_name:
 
 _REDUCE = "a axis dtype out keepdims initial where"
 _fn(np.sum, _REDUCE, reduction(torch.sum), "torch.sum")
-_fn(np.prod, _REDUCE, reduction(torch.prod), "torch.prod")
+_fn(np.prod, _REDUCE, reduction(torch.prod, single_dim=True), "torch.prod")
 _fn(np.mean, "a axis dtype out keepdims where", reduction(torch.mean, float_for_ints=True), "torch.mean")
 _fn(np.std, "a axis dtype out ddof keepdims where", reduction(torch.std, float_for_ints=True, ddof=True),
     "torch.std")
@@ -867,8 +877,9 @@ _fn(np.imag, "val", lambda ctx: ctx.call(torch.imag, ctx.tensor("val")), "torch.
 
 # Conversions reached through the tracer's own wrappers of np.array/np.asarray (see array.py).
 CONVERSION_ROWS = {
-    "asarray": Row("asarray", "np.asarray", "torch.clone / .to", build_asarray, ("a", "dtype"), False, "function"),
-    "array": Row("array", "np.array", "torch.clone / .to", build_asarray, ("a", "dtype"), False, "function"),
+    # leapp.start patches np.asarray/np.array, so LEAPP 0.7.2 records these (docs/leapp-0.7.2-behaviour.md).
+    "asarray": Row("asarray", "np.asarray", "torch.clone / .to", build_asarray, ("a", "dtype"), True, "function"),
+    "array": Row("array", "np.array", "torch.clone / .to", build_asarray, ("a", "dtype"), True, "function"),
     "array_of_values": Row("array_of_values", "np.array([...])", "torch.cat+reshape", build_stack_of_values,
                            ("object", "dtype"), False, "function"),
 }

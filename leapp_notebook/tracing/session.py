@@ -200,13 +200,17 @@ class NodeBuilder:
                     raise TraceError(f"output '{out_name}' of node '{self.name}' is a {type(value).__name__}, "
                                      "not a numeric array")
             node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
+            out_line = line if line is not None else getattr(node, "meta", {}).get("ln_line")
             if not traced_here or not _depends_on_inputs(node):
                 self.hazard("untraced-output", line,
                             f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
                             f"by traced operations ({type(value).__name__}); LEAPP raises "
                             f"\"output_tensors() for node '{self.name}' received non-traced tensors\" for a plain "
                             "array, and exports a constant otherwise.",
-                            [node.name], location=location)
+                            [node.name], location=location) if out_line == line else \
+                    self.hazard("untraced-output", out_line,
+                                f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
+                                f"by traced operations ({type(value).__name__}).", [node.name], location=location)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), eager.dtype.name))
             self.output_nodes.append(node)
             self.sample_outputs[out_name] = np.array(eager, copy=True)
@@ -452,6 +456,18 @@ class Session:
         self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
         recorded = row is not None and (self.profile == "full" or row.leapp)
+        if recorded and extra is not None and "call" in extra and isinstance(result, np.generic):
+            scalar_text = (f"{name} on 0-d traced values returns a NumPy scalar ({type(result).__name__}), "
+                           "which LEAPP 0.7.2 does not trace (it logs nothing)")
+            if self.profile == "leapp":
+                sources = [v._ln.name for v in _traced_values(params.values(), builder)]
+                node = builder.const(np.asarray(result), baked=True, origin=f"{name} at line {line}: a NumPy "
+                                     "scalar, no longer traced", line=line, source_nodes=sources, helper=helper)
+                builder.hazard("broken-chain", line, f"{scalar_text}: its trace-time value is baked as constant "
+                               f"{node.name}.", [node.name], name=name, location=location)
+                return self.wrap(builder, result, node)
+        else:
+            scalar_text = None
         nodes: Any = None
         if recorded:
             def emit(op: str, target: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None):
@@ -470,6 +486,9 @@ class Session:
                 reason = f" with these arguments ({exc})"
         if not recorded:
             return self.untraced(builder, row, name, params, result, line, location, helper, reason)
+        if scalar_text is not None and isinstance(nodes, torch.fx.Node):
+            builder.hazard("broken-chain", line, f"{scalar_text}; recorded here as a 0-d tensor.", [nodes.name],
+                           name=name, location=location)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.hazard("untraced-call", line,
@@ -709,10 +728,20 @@ class Session:
                 array._lfp = fingerprint(plain)
             return
         line, location, helper = self.where()
-        if array._lb is None:
-            base = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
-        else:
-            base = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
+        if self.profile == "leapp" and (array._lb is None or array._lost is not None):
+            # LEAPP 0.7.2 does not follow traced data written into an untraced array: it stays plain and
+            # is baked wherever it meets traced data.
+            with self.eager():
+                plain[_plain(key)] = _plain(value)
+            if array._lost is None:
+                array._lb, array._ln, array._lfp = builder, None, None
+                array._lost = f"untraced array that received traced data at line {line}"
+                builder.hazard("untraced-call", line,
+                               f"traced data is written into an untraced array (x{_key_text(key_tuple)} = ...): "
+                               "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
+                               "wherever it is used (it logs nothing).", [], location=location)
+            return
+        base = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
         graph_key, _, _ = self._graph_key(builder, array, key_tuple, line, helper, for_setitem=True)
         if isinstance(value, (TracedArray, np.ndarray, np.generic)):
             graph_val = self.graph_value(builder, value, line, as_tensor=True, helper=helper)
