@@ -50,7 +50,8 @@ class Annotate:
         sess = _session.ACTIVE
         if sess is not None:
             builder = sess.builder(node)
-            traced = {name: builder.add_input(name, value) for name, value in tensors.items()}
+            given = _REPLAY.overrides.get(node, {}) if _REPLAY is not None else {}
+            traced = {name: builder.add_input(name, given.get(name, value)) for name, value in tensors.items()}
         elif _REPLAY is not None:
             given = _REPLAY.overrides.get(node, {})
             traced = {name: np.array(given[name], copy=True) if name in given else value
@@ -350,6 +351,27 @@ class Trace:
             input_names, output_names, node = self._explicit
             return {node: {name: namespace.get(name) for name in output_names}}
         return replay.outputs
+
+    def retrace(self, inputs: Mapping[str, Mapping[str, np.ndarray]]) -> "Trace":
+        """Trace the cell again, same profile, with ``inputs[node][name]`` in place of the traced inputs.
+
+        Constants that differ between two traces of the same cell depend on the inputs: the probe
+        uses this to name the baked constants behind a failing output.
+        """
+        global _REPLAY
+        namespace = dict(self._namespace)
+        if self._explicit is not None:
+            input_names, output_names, node = self._explicit
+            overrides = dict(inputs.get(node, {}))
+            values = {name: overrides.get(name, namespace[name]) for name in input_names}
+            return trace_cell(self.source, namespace, inputs=values, outputs=output_names, node=node,
+                              profile=self.profile)
+        previous = _REPLAY
+        _REPLAY = _Replay(inputs)
+        try:
+            return trace_cell(self.source, namespace, profile=self.profile)
+        finally:
+            _REPLAY = previous
 
     def probe(self, n: int = 16, seed: int | None = None, ranges: Any = None, progress: Any = None) -> Any:
         from .probe import probe
