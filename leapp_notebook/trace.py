@@ -235,8 +235,9 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
                 namespace[name] = builder.add_input(name, input_values[name])
         try:
             exec(code, namespace)
-        except TraceError:
-            raise
+        except TraceError as exc:
+            line = _cell_line(exc, filename)
+            raise TraceError(f"line {line}: {exc}" if line is not None else str(exc)) from exc
         except BaseException as exc:
             line = _cell_line(exc, filename)
             text = sess.line_text(line).strip()
@@ -273,7 +274,7 @@ def _cell_line(exc: BaseException, filename: str) -> int | None:
 def _clean_namespace(namespace: dict[str, Any]) -> None:
     """Replace every traced array left in the namespace (and in its lists, tuples and dicts) by plain NumPy."""
     for key, value in list(namespace.items()):
-        namespace[key] = _plain_deep(value, depth=2)
+        namespace[key] = _plain_deep(value, depth=4)
 
 
 def _plain_deep(value: Any, depth: int) -> Any:

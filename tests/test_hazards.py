@@ -1,0 +1,324 @@
+"""Each hazard kind from the seed's own examples and variants: kind, line, severity per profile,
+graph nodes marked, fix text; and the negative side (genuine constants, clean code)."""
+
+import numpy as np
+import pytest
+
+import leapp_notebook as ln
+from conftest import SEED_INTERP_CELL, trace
+
+X1 = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
+X2 = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 7
+FRESH1 = np.array([1.4, 0.2, -0.9, 0.3], np.float32)
+FRESH2 = (np.arange(12, dtype=np.float32).reshape(3, 4)[::-1] - 2) / 3
+
+
+def only(trace_, kind):
+    found = [h for h in trace_.hazards if h.kind == kind]
+    assert len(found) == 1, f"expected one {kind} hazard, got {trace_.hazards}"
+    return found[0]
+
+
+def graph_node_names(trace_):
+    return {n.name for node in trace_.nodes.values() for n in node.graph.graph.nodes}
+
+
+def agrees_on_fresh_input(trace_, fresh, name="x"):
+    node = trace_.nodes["node"]
+    eager = trace_.run_eager({"node": {name: fresh}})["node"]["y"]
+    got = node(fresh)[0]
+    return np.shape(eager) == got.shape and np.allclose(eager, got, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- untraced-call
+
+def test_seed_interp_is_an_error_at_its_line_with_the_baked_constant_marked(seed_namespace):
+    t = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    hazard = only(t, "untraced-call")
+    assert hazard.severity == "error" and hazard.line == 3
+    assert hazard.code.strip() == "calibrated = np.interp(state, CALIB_IN, CALIB_OUT)"
+    assert "np.interp" in hazard.message and "No torch equivalent for numpy function interp" in hazard.message
+    (baked,) = hazard.graph_nodes
+    fx = {n.name: n for n in t.nodes["node"].graph.graph.nodes}[baked]
+    assert fx.op == "get_attr" and fx.meta["ln_const"] == "baked" and fx.meta["ln_line"] == 3
+    assert fx.meta["ln_from"] == ["state"]
+    assert "split the node" in hazard.fix and "profile='full'" in hazard.fix
+    assert not t.ok
+
+
+def test_seed_interp_in_full_profile_is_recorded_and_warns_about_leapp(seed_namespace):
+    t = ln.trace_cell(SEED_INTERP_CELL, seed_namespace, profile="full")
+    hazard = only(t, "untraced-call")
+    assert hazard.severity == "warning" and hazard.line == 3
+    assert "LEAPP 0.7.2" in hazard.message
+    assert t.ok
+    fresh = np.array([0.05, 0.3, 0.6, 1.2], np.float32)
+    eager = t.run_eager({"node": {"state": fresh}})["node"]["result"]
+    np.testing.assert_allclose(t.nodes["node"](fresh)[0], eager, rtol=1e-12)
+
+
+def test_untraced_result_that_never_reaches_an_output_is_only_a_warning():
+    t = trace("unused = np.interp(x, [0.0, 1.0], [0.0, 2.0])\ny = x * 2", x=X1)
+    hazard = only(t, "untraced-call")
+    assert hazard.severity == "warning" and hazard.line == 1
+    assert "does not reach any output" in hazard.message
+
+
+def test_untraced_call_inside_a_library_points_at_the_calling_cell_line():
+    pytest.importorskip("scipy")
+    source = "import scipy.special\nz = x * 2\ny = scipy.special.expit(z) + x"
+    t = trace(source, x=X1)
+    hazard = [h for h in t.hazards if h.kind == "untraced-call"][0]
+    assert hazard.line == 3 and hazard.severity == "error"
+    assert "expit" in hazard.message
+
+
+def test_compiled_code_writing_into_a_watched_array_is_caught():
+    pytest.importorskip("scipy")
+    source = "import scipy.ndimage\nsmooth = scipy.ndimage.gaussian_filter1d(x, 1.0)\ny = smooth + x"
+    t = trace(source, x=X1, profile="full")
+    hazard = [h for h in t.hazards if h.kind == "untraced-call"][0]
+    assert hazard.severity == "error"
+    assert hazard.line in (2, 3)
+    assert not agrees_on_fresh_input(t, FRESH1)
+
+
+def test_python_helper_on_traced_calls_traces_fine_as_the_seed_says():
+    source = (
+        "def standardize(arr):\n"
+        "    centered = arr - np.mean(arr, axis=-1, keepdims=True)\n"
+        "    scale = np.sqrt(np.mean(centered * centered, axis=-1, keepdims=True))\n"
+        "    return centered / (scale + 1e-6)\n"
+        "y = standardize(x)\n"
+    )
+    t = trace(source, x=X2)
+    assert t.hazards == []
+    assert agrees_on_fresh_input(t, FRESH2)
+    helpers = {n.meta.get("ln_helper") for n in t.nodes["node"].graph.graph.nodes if n.op == "call_function"}
+    assert helpers == {"standardize"}
+
+
+def test_norm_division_is_baked_in_leapp_and_recorded_in_full():
+    t = trace("y = x / np.linalg.norm(x)", x=X1)
+    assert only(t, "untraced-call").severity == "error"
+    assert not agrees_on_fresh_input(t, FRESH1)
+    t_full = trace("y = x / np.linalg.norm(x)", x=X1, profile="full")
+    assert only(t_full, "untraced-call").severity == "warning"
+    assert agrees_on_fresh_input(t_full, FRESH1)
+
+
+def test_unknown_function_is_an_error_in_both_profiles():
+    for profile in ("leapp", "full"):
+        t = trace("y = x + np.median(x)", x=X1, profile=profile)
+        hazard = only(t, "untraced-call")
+        assert hazard.severity == "error" and hazard.line == 1
+        assert "np.median" in hazard.message
+
+
+# ----------------------------------------------------------------------------- broken-chain
+
+@pytest.mark.parametrize("source,x,fresh", [
+    ("y = x * x[0]", X1, FRESH1),               # 1-D: x[0] is already a scalar
+    ("y = x + x[0, 0]", X2, FRESH2),            # the seed's corner
+    ("y = x * x[-1, 2]", X2, FRESH2),
+])
+def test_scalar_indexing_breaks_the_chain(source, x, fresh):
+    t = trace(source, x=x)
+    hazard = only(t, "broken-chain")
+    assert hazard.severity == "error" and hazard.line == 1
+    assert hazard.graph_nodes and set(hazard.graph_nodes) <= graph_node_names(t)
+    assert "keep at least one axis" in hazard.fix
+    assert not agrees_on_fresh_input(t, fresh)
+    t_full = trace(source, x=x, profile="full")
+    assert only(t_full, "broken-chain").severity == "warning"
+    assert agrees_on_fresh_input(t_full, fresh)
+
+
+def test_keys_that_keep_an_axis_are_traced_normally():
+    for source in ("y = x[0]", "y = x[0:1, 0:1]", "y = x[:, ::2]", "y = x[x > 0]", "y = x[None, ..., 1]",
+                   "y = x[np.array([2, 0], dtype=np.int32)]"):
+        t = trace(source, x=X2)
+        assert t.hazards == [], source
+        assert agrees_on_fresh_input(t, FRESH2), source
+
+
+def test_iteration_and_unpacking_break_the_chain_at_their_line():
+    source = "total = 0\nfor v in x:\n    total = total + v\nw, a, b, c = x\ny = x * total + a"
+    t = trace(source, x=X1)
+    lines = sorted(h.line for h in t.hazards if h.kind == "broken-chain")
+    assert 2 in lines and 4 in lines
+    assert all(h.severity == "error" for h in t.hazards if h.kind == "broken-chain")
+    assert not agrees_on_fresh_input(t, FRESH1)
+    t_full = trace(source, x=X1, profile="full")
+    assert {h.severity for h in t_full.hazards if h.kind == "broken-chain"} == {"warning"}
+    assert agrees_on_fresh_input(t_full, FRESH1)
+
+
+def test_ufunc_on_a_0d_result_leaves_leapp_tracing():
+    # Measured with LEAPP 0.7.2: x / np.sqrt(np.sum(x*x)) is baked silently.
+    t = trace("y = x / np.sqrt(np.sum(x * x))", x=X1)
+    assert only(t, "broken-chain").severity == "error"
+    assert not agrees_on_fresh_input(t, FRESH1)
+    t_full = trace("y = x / np.sqrt(np.sum(x * x))", x=X1, profile="full")
+    assert agrees_on_fresh_input(t_full, FRESH1)
+
+
+# ----------------------------------------------------------------------------- reversed-slice
+
+@pytest.mark.parametrize("source,x,fresh", [
+    ("y = x[::-1]", X1, FRESH1),
+    ("y = x[1:3][::-1] * 2", X1, FRESH1),
+    ("y = x[::-1, ::2]", X2, FRESH2),
+    ("y = x[:, ::-2]", X2, FRESH2),
+])
+def test_reversed_slice_is_flagged_and_recorded_as_a_flip_in_full(source, x, fresh):
+    t = trace(source, x=x)
+    hazard = only(t, "reversed-slice")
+    assert hazard.severity == "error" and hazard.line == 1
+    assert "np.arange(x.shape[0] - 1, -1, -1)" in hazard.fix
+    assert set(hazard.graph_nodes) <= graph_node_names(t)
+    assert not agrees_on_fresh_input(t, fresh)
+    t_full = trace(source, x=x, profile="full")
+    hazard_full = only(t_full, "reversed-slice")
+    assert hazard_full.severity == "warning"
+    flips = [n for n in t_full.nodes["node"].graph.graph.nodes if n.name in hazard_full.graph_nodes]
+    assert flips and flips[0].meta["ln_torch"] == "torch.flip"
+    assert agrees_on_fresh_input(t_full, fresh)
+
+
+def test_the_seeds_index_array_rewrite_is_clean():
+    t = trace("y = x[np.arange(x.shape[0] - 1, -1, -1)]", x=X1)
+    assert t.hazards == []
+    assert agrees_on_fresh_input(t, FRESH1)
+
+
+# ----------------------------------------------------------------------------- numpy-scalar
+
+@pytest.mark.parametrize("source", ["y = x * np.float32(2.0)", "y = np.float64(1) + x"])
+def test_numpy_scalar_operand(source):
+    t = trace(source, x=X1)
+    hazard = only(t, "numpy-scalar")
+    assert hazard.severity == "error" and hazard.line == 1
+    assert "np.array(2.0, np.float32)" in hazard.fix
+    assert only(trace(source, x=X1, profile="full"), "numpy-scalar").severity == "warning"
+    assert agrees_on_fresh_input(t, FRESH1)  # recorded correctly: the hazard is about LEAPP
+
+
+def test_python_scalars_and_0d_arrays_are_fine():
+    t = trace("y = x * 2.0 + x * np.array(2.0, np.float32)", x=X1)
+    assert t.hazards == []
+
+
+def test_numpy_scalar_promotion_follows_nep50():
+    t = trace("y = x + np.float64(1)", x=X1, profile="full")
+    assert t.nodes["node"].outputs[0].dtype == "float64"
+    assert t.nodes["node"](FRESH1)[0].dtype == np.float64
+
+
+# ----------------------------------------------------------------------------- value-extraction
+
+@pytest.mark.parametrize("source", [
+    "y = x * x.sum().item()",
+    "scale = float(x.max())\ny = x / scale",
+    "y = x * len(x.tolist())",
+    "n = int(np.argmax(x))\ny = x[:n + 1]",
+])
+def test_value_extraction_is_an_error_in_both_profiles(source):
+    for profile in ("leapp", "full"):
+        t = trace(source, x=X1, profile=profile)
+        hazard = [h for h in t.hazards if h.kind == "value-extraction"][0]
+        assert hazard.severity == "error"
+        assert hazard.line == 1
+        assert hazard.graph_nodes and set(hazard.graph_nodes) <= graph_node_names(t)
+
+
+# ----------------------------------------------------------------------------- data-dependent-branch
+
+@pytest.mark.parametrize("source,line", [
+    ("if x.any():\n    y = x * 2\nelse:\n    y = x", 1),
+    ("z = x + 1\nwhile (z > 3).all():\n    z = z - 1\ny = z", 2),
+    ("y = x * 2 if x.sum() > 0 else x", 1),
+])
+def test_data_dependent_branch(source, line):
+    t = trace(source, x=X1)
+    hazard = only(t, "data-dependent-branch")
+    assert hazard.severity == "error" and hazard.line == line
+    assert "np.where" in hazard.fix
+    assert only(trace(source, x=X1, profile="full"), "data-dependent-branch").severity == "error"
+
+
+def test_np_where_is_the_clean_rewrite():
+    t = trace("y = np.where(x > 0, x * 2, x)", x=X1)
+    assert t.hazards == []
+    assert agrees_on_fresh_input(t, FRESH1)
+
+
+# ----------------------------------------------------------------------------- untraced-output
+
+def test_plain_array_output_is_untraced_output():
+    source = (
+        'x = annotate.input_tensors("node", {"x": raw})\n'
+        "y = x * 2\n"
+        'annotate.output_tensors("node", {"y": y, "table": TABLE})\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "raw": X1, "TABLE": np.ones(3)})
+    hazard = only(t, "untraced-output")
+    assert hazard.severity == "error" and hazard.line == 3
+    assert "table" in hazard.message
+    assert [s.name for s in t.nodes["node"].outputs] == ["y", "table"]
+
+
+def test_an_untraced_result_as_output_is_both_untraced_call_and_untraced_output():
+    t = trace("y = np.pad(x, 1)", x=X1)
+    kinds = {h.kind for h in t.hazards}
+    assert kinds == {"untraced-call", "untraced-output"}
+
+
+# ----------------------------------------------------------------------------- leapp-only losses
+
+def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leapp():
+    source = "out = np.zeros(4)\nout[1:3] = x[1:3]\ny = out * 2"
+    t_full = trace(source, x=X1, profile="full")
+    assert t_full.hazards == []
+    assert agrees_on_fresh_input(t_full, FRESH1)
+    t = trace(source, x=X1)
+    assert {h.kind for h in t.hazards} >= {"untraced-call"}
+    assert any(h.line == 2 for h in t.hazards)
+    assert not t.ok and not agrees_on_fresh_input(t, FRESH1)
+
+
+def test_np_array_of_traced_values_is_recorded_in_full():
+    source = "w, a, b, c = x\ny = np.array([[w * a, b], [c, a + b]])"
+    t = trace(source, x=X1, profile="full")
+    assert {h.kind for h in t.hazards} == {"broken-chain", "untraced-call"}
+    assert all(h.severity == "warning" for h in t.hazards)
+    assert agrees_on_fresh_input(t, FRESH1)
+
+
+# ----------------------------------------------------------------------------- negatives
+
+def test_genuine_constants_are_not_hazards():
+    source = (
+        "W = np.arange(12, dtype=np.float32).reshape(4, 3)\n"
+        "offset = np.linspace(0, 1, 3, dtype=np.float32)\n"
+        "y = x @ W + offset + CALIB\n"
+    )
+    t = trace(source, x=X2, CALIB=np.full(3, 0.5, np.float32))
+    t = ln.trace_cell(source, {"np": np, "x": X2, "CALIB": np.full(3, 0.5, np.float32)}, inputs=["x"],
+                      outputs=["y"])
+    assert t.hazards == [] and t.ok
+    consts = [n for n in t.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
+    assert consts and all(n.meta["ln_const"] == "genuine" for n in consts)
+    assert agrees_on_fresh_input(t, FRESH2)
+
+
+def test_each_hazard_is_reported_once_per_line_and_node():
+    t = trace("y = x[::-1] + x[::-1] * x[::-1]", x=X1)
+    assert len([h for h in t.hazards if h.kind == "reversed-slice"]) == 1
+    assert len(only(t, "reversed-slice").graph_nodes) == 3
+
+
+def test_hazard_kinds_are_the_catalogue():
+    assert set(ln.HAZARD_KINDS) == {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar",
+                                    "value-extraction", "data-dependent-branch", "untraced-output",
+                                    "semantic-mismatch"}

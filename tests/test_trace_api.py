@@ -1,0 +1,189 @@
+"""The public API contract (DESIGN.md) and tracing hygiene: NumPy is left exactly as it was."""
+
+import numpy as np
+import pytest
+import torch
+
+import leapp_notebook as ln
+from leapp_notebook.tracing.array import TracedArray
+
+X = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
+NUMPY_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "array", "asarray", "ascontiguousarray")
+
+
+def numpy_state():
+    return {name: getattr(np, name) for name in NUMPY_NAMES}
+
+
+def test_numpy_is_restored_after_a_trace_and_after_a_failing_one():
+    before = numpy_state()
+    ln.trace_cell("y = x * 2", {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+    assert numpy_state() == before
+    with pytest.raises(ln.CellError):
+        ln.trace_cell("y = x * 2\nraise ValueError('boom')", {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+    assert numpy_state() == before
+    with pytest.raises(ln.TraceError):
+        ln.trace_cell("y = x * 2", {"np": np, "x": X}, inputs=["x"], outputs=["missing"])
+    assert numpy_state() == before
+    assert type(np.zeros(3)) is np.ndarray
+
+
+def test_no_traced_array_is_left_in_the_namespace():
+    ns = {"np": np, "x": X}
+    ln.trace_cell("y = x * 2\npair = (x, [x + 1, {'k': x[0:2]}])\nmid = y[1:]", ns, inputs=["x"], outputs=["y"])
+    for value in (ns["x"], ns["y"], ns["mid"], ns["pair"][0], ns["pair"][1][0], ns["pair"][1][1]["k"]):
+        assert type(value) is np.ndarray
+    np.testing.assert_allclose(ns["y"], X * 2)
+
+
+def test_cell_error_carries_the_cell_line_and_chains_the_original():
+    source = "a = x * 2\nb = a.reshape(3, 3)\ny = b"
+    with pytest.raises(ln.CellError) as info:
+        ln.trace_cell(source, {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+    assert info.value.line == 2
+    assert "line 2" in str(info.value) and "ValueError" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_nested_trace_is_refused_with_a_clear_message():
+    source = "import leapp_notebook as ln\ninner = ln.trace_cell('y = 1', {})\ny = x"
+    with pytest.raises(ln.TraceError, match="line 2: a trace is already running.*nested"):
+        ln.trace_cell(source, {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"inputs": ["x"], "outputs": None}, "both inputs= and outputs="),
+    ({"inputs": ["xx"], "outputs": ["y"]}, "Did you mean 'x'"),
+    ({"inputs": ["x"], "outputs": ["y"], "profile": "fast"}, "profile='fast'"),
+    ({"inputs": [3], "outputs": ["y"]}, "not a variable name"),
+])
+def test_bad_arguments_raise_trace_error_saying_what_to_do(kwargs, message):
+    with pytest.raises(ln.TraceError, match=message):
+        ln.trace_cell("y = x * 2", {"np": np, "x": X}, **kwargs)
+
+
+def test_non_array_inputs_are_refused():
+    with pytest.raises(ln.TraceError, match="not a NumPy array"):
+        ln.trace_cell("y = x", {"np": np, "x": {"a": 1}}, inputs=["x"], outputs=["y"])
+    with pytest.raises(ln.TraceError, match="torch.Tensor"):
+        ln.trace_cell("y = x", {"np": np, "x": torch.ones(2)}, inputs=["x"], outputs=["y"])
+
+
+def test_cell_without_nodes_is_refused():
+    with pytest.raises(ln.TraceError, match="declared no node"):
+        ln.trace_cell("y = 1", {"np": np})
+
+
+def test_node_graph_runs_on_tensors_and_returns_a_tuple_in_output_order():
+    t = ln.trace_cell("s = x.sum(keepdims=True)\ny = x * 2", {"np": np, "x": X}, inputs=["x"],
+                      outputs=["y", "s"])
+    node = t.nodes["node"]
+    assert [spec.name for spec in node.outputs] == ["y", "s"]
+    assert node.inputs == [ln.TensorSpec("x", (4,), "float32")]
+    out = node.graph(torch.from_numpy(X))
+    assert isinstance(out, tuple) and len(out) == 2
+    np.testing.assert_allclose(out[0].numpy(), X * 2)
+    np.testing.assert_allclose(out[1].numpy(), X.sum(keepdims=True), rtol=1e-6)
+
+
+def test_graph_is_traceable_by_torch_jit():
+    t = ln.trace_cell("y = np.clip(x[::-1] * 2, 0, 1) + np.interp(x, [0.0, 1.0], [1.0, 3.0])",
+                      {"np": np, "x": X}, inputs=["x"], outputs=["y"], profile="full")
+    graph = t.nodes["node"].graph
+    scripted = torch.jit.trace(graph, (torch.from_numpy(X),))
+    fresh = np.array([0.9, 0.1, -0.2, 0.4], np.float32)
+    np.testing.assert_allclose(scripted(torch.from_numpy(fresh))[0].numpy(),
+                               t.run_eager({"node": {"x": fresh}})["node"]["y"], rtol=1e-6)
+
+
+def test_annotate_passes_values_through_outside_a_trace():
+    value = ln.annotate.input_tensors("n", {"a": X})
+    assert value is X
+    both = ln.annotate.input_tensors("n", {"a": X, "b": X})
+    assert set(both) == {"a", "b"}
+    assert ln.annotate.output_tensors("n", {"y": X}) is None
+
+
+def test_several_nodes_in_one_cell_in_declaration_order():
+    source = (
+        'obs = annotate.input_tensors("pre", {"raw": raw})\n'
+        "scaled = obs * 0.5\n"
+        'annotate.output_tensors("pre", {"scaled": scaled})\n'
+        'a, b = annotate.input_tensors("post", {"a": scaled, "b": bias}).values()\n'
+        "act = np.tanh(a + b)\n"
+        'annotate.output_tensors("post", {"act": act}, export_with="onnx")\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "raw": X, "bias": np.ones(4, np.float32)})
+    assert list(t.nodes) == ["pre", "post"]
+    assert [s.name for s in t.nodes["post"].inputs] == ["a", "b"]
+    assert t.nodes["post"].export_with == "onnx"
+    assert t.hazards == []
+    out = t.run_eager({"pre": {"raw": X * 3}})
+    np.testing.assert_allclose(out["pre"]["scaled"], X * 1.5)
+
+
+def test_using_another_nodes_value_without_input_tensors_is_baked():
+    source = (
+        'obs = annotate.input_tensors("pre", {"raw": raw})\n'
+        "scaled = obs * 0.5\n"
+        'annotate.output_tensors("pre", {"scaled": scaled})\n'
+        'b = annotate.input_tensors("post", {"b": bias})\n'
+        "act = b + scaled\n"
+        'annotate.output_tensors("post", {"act": act})\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "raw": X, "bias": np.ones(4, np.float32)})
+    hazard = t.nodes["post"].hazards[0]
+    assert hazard.kind == "untraced-call" and hazard.line == 5 and hazard.severity == "error"
+    assert "node 'pre'" in hazard.message
+
+
+def test_outputs_without_inputs_and_open_nodes_are_errors():
+    with pytest.raises(ln.TraceError, match="line 1: .*before any annotate.input_tensors"):
+        ln.trace_cell('annotate.output_tensors("n", {"y": x})', {"np": np, "x": X})
+    with pytest.raises(ln.TraceError, match="no annotate.output_tensors"):
+        ln.trace_cell('x2 = annotate.input_tensors("n", {"x": x})', {"np": np, "x": X})
+
+
+def test_meta_holds_shapes_and_dtypes_not_copies_of_intermediates():
+    big = np.random.default_rng(0).normal(size=(64, 64)).astype(np.float32)
+    t = ln.trace_cell("a = x * 2\nb = a + 1\ny = np.tanh(b)", {"np": np, "x": big}, inputs=["x"], outputs=["y"])
+    for fx_node in t.nodes["node"].graph.graph.nodes:
+        for value in fx_node.meta.values():
+            assert not isinstance(value, (np.ndarray, torch.Tensor)), fx_node.name
+        assert len(fx_node.meta.get("ln_preview", [])) <= 6
+
+
+def test_output_dtype_equals_the_eager_dtype():
+    cases = {
+        "y = x.astype(np.int32).mean() + x": "float64",
+        "y = x * 2": "float32",
+        "y = (x > 0).sum()": "int64",
+        "y = x.astype(np.int32) // 2": "int32",
+        "y = x.astype(np.int32) / 2": "float64",
+    }
+    for source, dtype in cases.items():
+        t = ln.trace_cell(source, {"np": np, "x": X}, inputs=["x"], outputs=["y"], profile="full")
+        got = t.nodes["node"](X * 3)[0]
+        assert got.dtype == np.dtype(dtype), source
+        np.testing.assert_allclose(got, t.run_eager({"node": {"x": X * 3}})["node"]["y"], rtol=1e-6)
+
+
+def test_in_place_updates_are_recorded():
+    source = "x += 1\nx[0:2] = 0\nx *= x\ny = x"
+    t = ln.trace_cell(source, {"np": np, "x": X.copy()}, inputs=["x"], outputs=["y"])
+    assert t.hazards == []
+    fresh = np.array([2.0, 3.0, 4.0, 5.0], np.float32)
+    np.testing.assert_allclose(t.nodes["node"](fresh)[0], [0, 0, 25, 36])
+
+
+def test_printing_a_traced_array_records_nothing(capsys):
+    t = ln.trace_cell("print(x)\ny = x * 2", {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+    assert "0.5" in capsys.readouterr().out
+    ops = [n for n in t.nodes["node"].graph.graph.nodes if n.op == "call_function"]
+    assert len(ops) == 1 and t.hazards == []
+
+
+def test_traced_array_outside_a_trace_is_plain_numpy():
+    leaked = X.view(TracedArray)
+    assert type(leaked * 2) is np.ndarray or isinstance(leaked * 2, np.ndarray)
+    np.testing.assert_allclose(np.asarray(leaked[::-1]), X[::-1])
