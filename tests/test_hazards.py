@@ -322,3 +322,20 @@ def test_hazard_kinds_are_the_catalogue():
     assert set(ln.HAZARD_KINDS) == {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar",
                                     "value-extraction", "data-dependent-branch", "untraced-output",
                                     "semantic-mismatch"}
+
+
+# ----------------------------------------------------------------------------- paths no lookup row sees
+
+@pytest.mark.parametrize("source,line", [
+    ("z = x.repeat(2)\ny = z * 2", 1),                              # ndarray method without a row
+    ("z = x.view(np.int32)\ny = z + 0", 1),                          # reinterpreting view
+    ("z = x.copy()\nz.put([0], 5.0)\ny = z * 2", 2),                 # in-place method
+    ("z = x.copy()\nnp.copyto(z, x * 3)\ny = z + x", 2),             # in-place function
+    ("vals = list(x.flat)\ny = x * vals[0]", 1),                     # flat iterator
+])
+def test_untracked_derivations_are_reported_never_silent(source, line):
+    for profile in ("leapp", "full"):
+        t = trace(source, x=X1, profile=profile)
+        errors = [h for h in t.hazards if h.severity == "error"]
+        assert errors and any(h.line == line for h in errors), (profile, t.hazards)
+        assert not agrees_on_fresh_input(t, FRESH1)

@@ -75,6 +75,7 @@ class TracedArray(np.ndarray):
     _ln: Any = None     # its fx node
     _lost: str | None = None
     _lfp: int | None = None  # watch arrays: fingerprint of the contents the tracer knows about
+    _lost_line: int | None = None
 
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
@@ -82,7 +83,10 @@ class TracedArray(np.ndarray):
         if isinstance(obj, TracedArray) and obj._lb is not None:
             self._lb = obj._lb
             self._ln = None
-            self._lost = "derived by an ndarray method the tracer does not record"
+            sess = _session.ACTIVE
+            line = sess.where()[0] if sess is not None else None
+            self._lost = f"derived at line {line} by an ndarray method the tracer does not record"
+            self._lost_line = line
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -248,6 +252,25 @@ class TracedArray(np.ndarray):
     def fill(self, value: Any) -> None:
         result = self._method("fill", (value,), {}, lambda arr, v: np.full_like(arr, v))
         _session.rebind_in_place(self, result)
+
+    def _in_place(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """In-place ndarray methods the tracer does not record (put, partition, resize, ...): the array
+        changes eagerly, so from here on its graph value is unknown and it is baked where used."""
+        result = getattr(np.ndarray, mname)(self.view(np.ndarray), *[_plain(a) for a in args],
+                                            **{k: _plain(v) for k, v in kwargs.items()})
+        _session.modified_in_place(self, f"ndarray.{mname}")
+        return result
+
+    def put(self, *a: Any, **k: Any) -> Any: return self._in_place("put", a, k)
+    def partition(self, *a: Any, **k: Any) -> Any: return self._in_place("partition", a, k)
+    def resize(self, *a: Any, **k: Any) -> Any: return self._in_place("resize", a, k)
+    def byteswap(self, *a: Any, **k: Any) -> Any: return self._in_place("byteswap", a, k)
+    def setfield(self, *a: Any, **k: Any) -> Any: return self._in_place("setfield", a, k)
+
+    @property
+    def flat(self) -> Any:
+        _session.extracted(self, "broken-chain", "x.flat yields NumPy scalars", severity="error")
+        return self.view(np.ndarray).flat
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:

@@ -420,12 +420,15 @@ class Session:
                                [node.name], pending_reach=True)
                 return node
             if value._lost is not None:
-                node = builder.const(plain, baked=True, origin=value._lost, line=line, helper=helper)
-                builder.hazard("untraced-call", line, f"an array {value._lost} is used here: it is baked as "
-                               f"constant {node.name}.", [node.name], pending_reach=True)
+                lost_line = value._lost_line if value._lost_line is not None else line
+                node = builder.const(plain, baked=True, origin=value._lost, line=lost_line, helper=helper)
+                builder.hazard("untraced-call", lost_line, f"an array {value._lost} is used: it is baked as "
+                               f"constant {node.name}" + (f" (at line {line})." if line != lost_line else "."),
+                               [node.name], pending_reach=True)
                 return node
             if value._lfp is not None and fingerprint(plain) != value._lfp:
                 origin = "array written by code the tracer cannot see (compiled code?)"
+                line = value._lost_line if value._lost_line is not None else line
                 node = builder.const(plain, baked=True, origin=origin, line=line, helper=helper)
                 builder.hazard("untraced-call", line, f"an {origin} is used here; its contents may depend on "
                                f"traced data and are baked as constant {node.name}.", [node.name],
@@ -550,6 +553,13 @@ class Session:
                            [node.name], name=name, location=location, pending_reach=True,
                            recorded_by_full=in_full and self.profile == "leapp")
             return self.wrap(builder, result, node)
+        if result is None:
+            for value in _arrays_in(params.values()):
+                modified_in_place(value, name, line=line, report=False)
+            builder.hazard("untraced-call", line, f"{why}{where}: it modifies its array arguments in place, which "
+                           "the tracer does not record; each modified array is baked as a constant wherever it is "
+                           "used.", sources, name=name, location=location)
+            return result
         builder.hazard("untraced-call", line, f"{why}{where}: it returns a Python value ({_short(result)}) fixed "
                        "at trace time; whatever uses it is frozen in the graph.", sources, name=name,
                        location=location, recorded_by_full=in_full and self.profile == "leapp")
@@ -734,7 +744,7 @@ class Session:
             with self.eager():
                 plain[_plain(key)] = _plain(value)
             if array._lost is None:
-                array._lb, array._ln, array._lfp = builder, None, None
+                array._lb, array._ln, array._lfp, array._lost_line = builder, None, None, line
                 array._lost = f"untraced array that received traced data at line {line}"
                 builder.hazard("untraced-call", line,
                                f"traced data is written into an untraced array (x{_key_text(key_tuple)} = ...): "
@@ -776,7 +786,7 @@ class Session:
         return [builder.finish() for builder in self.builders.values()]
 
 
-def extracted(array: Any, kind: str, what: str) -> None:
+def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:
     """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch)."""
     sess = ACTIVE
     if sess is None or sess.suspended or array._lb is None or array._lb.closed or array._lb.session is not sess:
@@ -788,10 +798,45 @@ def extracted(array: Any, kind: str, what: str) -> None:
         message = (f"the truth value of traced data decides control flow here ({what}): the graph holds only "
                    "the branch taken during tracing" + (" (LEAPP logs an error for this)." if sess.profile == "leapp"
                                                         else "."))
+    elif kind == "broken-chain":
+        message = f"{what}, which are not traced: whatever is computed from them is baked into the graph."
     else:
         message = (f"a Python value is extracted from traced data ({what}): it is fixed at its trace-time value "
                    "and whatever uses it is frozen in the graph.")
-    builder.hazard(kind, line, message, nodes, location=location)
+    builder.hazard(kind, line, message, nodes, location=location, severity=severity)
+
+
+def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True) -> None:
+    """``array`` was changed by something the tracer does not record: it is baked wherever it is used."""
+    sess = ACTIVE
+    if sess is None or sess.suspended:
+        return
+    if line is None:
+        line = sess.where()[0]
+    if array._lb is None:
+        array._lfp = -1  # a watch array whose new contents the tracer never saw: baked where used
+        array._lost_line = line
+        return
+    if array._lb.closed:
+        return
+    array._lost = f"modified in place by {name} at line {line}"
+    array._lost_line = line
+    array._ln = None
+    if report:
+        array._lb.hazard("untraced-call", line, f"{name} modifies a traced array in place, which the tracer does "
+                         "not record: the array is baked as a constant wherever it is used.", [], name=name)
+
+
+def _arrays_in(values: Any) -> list[Any]:
+    from .array import TracedArray
+
+    found = []
+    for value in values:
+        if isinstance(value, TracedArray):
+            found.append(value)
+        elif type(value) in (list, tuple):
+            found.extend(_arrays_in(value))
+    return found
 
 
 def rebind_in_place(array: Any, result: Any) -> None:
