@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import sys
 import traceback
 from typing import Any, Callable, Iterable, Mapping
 

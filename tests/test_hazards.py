@@ -3,9 +3,9 @@ graph nodes marked, fix text; and the negative side (genuine constants, clean co
 
 import numpy as np
 import pytest
+from conftest import SEED_INTERP_CELL, trace
 
 import leapp_notebook as ln
-from conftest import SEED_INTERP_CELL, trace
 
 X1 = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
 X2 = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 7

@@ -505,7 +505,7 @@ class Session:
         from .array import TracedArray
 
         if isinstance(nodes, list):
-            return type(result)(self.wrap(builder, r, n) for r, n in zip(result, nodes))
+            return type(result)(self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False))
         if isinstance(result, np.ndarray):
             array = result.view(np.ndarray) if isinstance(result, TracedArray) else result
         elif isinstance(result, (np.generic, bool, int, float, complex)):
@@ -587,7 +587,7 @@ class Session:
 
     # -------------------------------------------------------------- indexing
     def getitem(self, array: Any, key: Any, plain_key: Any) -> Any:
-        from .array import TracedArray, _as_watch, _find_builder
+        from .array import _as_watch, _find_builder
 
         key_tuple = key if type(key) is tuple else (key,)
         builder = array._lb if array._lb is not None else _find_builder(key_tuple)
