@@ -21,7 +21,7 @@ import torch
 import torch.fx
 
 from . import hazards as hz
-from . import ops, torch_impl
+from . import leapp_defects, ops, torch_impl
 from .types import Hazard, Node, TensorSpec, TraceError
 
 ACTIVE: "Session | None" = None
@@ -154,7 +154,7 @@ class NodeBuilder:
     # -------------------------------------------------------------- hazards
     def hazard(self, kind: str, line: int | None, message: str, graph_nodes: list[str], *,
                name: str = "", location: str | None = None, severity: str | None = None,
-               pending_reach: bool = False, recorded_by_full: bool = False) -> Hazard:
+               pending_reach: bool = False, recorded_by_full: bool = False, fix: str | None = None) -> Hazard:
         key = (kind, line)
         existing = self.hazards.get(key)
         if existing is not None:
@@ -171,8 +171,9 @@ class NodeBuilder:
         code = self.session.line_text(line)
         hazard = Hazard(kind=kind, severity=severity or hz.severity(kind, profile), node=self.name, line=line,
                         code=code, message=message,
-                        fix=hz.fix_for(kind, line=line, code=code, name=name, profile=profile,
-                                       recorded_by_full=recorded_by_full),
+                        fix=(f"At line {line} (`{code.strip()}`): {fix}." if fix else
+                             hz.fix_for(kind, line=line, code=code, name=name, profile=profile,
+                                        recorded_by_full=recorded_by_full)),
                         graph_nodes=list(graph_nodes), location=location)
         self.hazards[key] = hazard
         if pending_reach:
@@ -492,6 +493,14 @@ class Session:
         if scalar_text is not None and isinstance(nodes, torch.fx.Node):
             builder.hazard("broken-chain", line, f"{scalar_text}; recorded here as a 0-d tensor.", [nodes.name],
                            name=name, location=location)
+        if row.leapp:
+            defect = leapp_defects.find(name, eager_params, result, extra is not None and "call" in extra)
+            if defect is not None:
+                last = nodes[-1] if isinstance(nodes, list) else nodes
+                builder.hazard("semantic-mismatch", line,
+                               f"{name} is recorded correctly here, but LEAPP 0.7.2 records it wrongly: {defect.what}.",
+                               [last.name] if isinstance(last, torch.fx.Node) else [], name=name, location=location,
+                               severity="error" if self.profile == "leapp" else "warning", fix=defect.fix)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.hazard("untraced-call", line,
@@ -570,9 +579,11 @@ class Session:
         for value in params.values():
             if isinstance(value, np.generic) and not isinstance(value, np.bool_):
                 builder.hazard("numpy-scalar", line,
-                               f"a NumPy scalar ({type(value).__name__}({value!r})) is an operand of {name}: LEAPP "
-                               "0.7.2 raises NotImplementedError while tracing this"
-                               + (" (recorded here as a constant)." if self.profile == "full" else "."),
+                               f"a NumPy scalar ({type(value).__name__}({value!r})) is an operand of {name}. LEAPP's "
+                               "documentation says NumPy scalar operands raise NotImplementedError while tracing; "
+                               "LEAPP 0.7.2 as measured records them, but torch treats them as weakly typed, so "
+                               "with a wider scalar (np.float64 on float32 data) the exported dtype differs from "
+                               "NumPy's" + (". Recorded here with NumPy's dtype." if self.profile == "full" else "."),
                                [], location=location)
                 return
 
