@@ -339,3 +339,28 @@ def test_untracked_derivations_are_reported_never_silent(source, line):
         errors = [h for h in t.hazards if h.severity == "error"]
         assert errors and any(h.line == line for h in errors), (profile, t.hazards)
         assert not agrees_on_fresh_input(t, FRESH1)
+
+
+# ----------------------------------------------------------------------------- LEAPP 0.7.2's own lookup defects
+
+@pytest.mark.parametrize("source,x,fix", [
+    ("y = x.astype(np.int32).mean() + x", X1, "astype(np.float64).mean"),
+    ("y = np.sum(x, axis=())", X1, "axis=() does nothing"),
+    ("y = np.round(x, 2)", X1, "np.round(x * 100) / 100"),
+    ("y = np.cumsum(x)", X1, "np.cumsum(x.reshape(-1), axis=0)"),
+    ("y = x * x.max()", X1, "np.max(x)"),
+    ("y = x + np.array(1.0)", X1, "Python scalar"),
+])
+def test_calls_leapp_records_wrongly_are_semantic_mismatches(source, x, fix):
+    t = trace(source, x=x)
+    hazard = only(t, "semantic-mismatch")
+    assert hazard.severity == "error" and hazard.line == 1
+    assert "LEAPP 0.7.2 records it wrongly" in hazard.message and fix in hazard.fix
+    assert agrees_on_fresh_input(t, FRESH1)  # our graph is right; the hazard is about LEAPP's export
+    assert only(trace(source, x=x, profile="full"), "semantic-mismatch").severity == "warning"
+
+
+def test_correct_uses_of_the_same_calls_are_clean():
+    for source in ("y = x.mean() + x", "y = np.sum(x, axis=0)", "y = np.round(x)", "y = np.cumsum(x, axis=0)",
+                   "y = x * np.max(x)", "y = x + 1.0"):
+        assert trace(source, x=X1).hazards == [], source
