@@ -364,3 +364,29 @@ def test_correct_uses_of_the_same_calls_are_clean():
     for source in ("y = x.mean() + x", "y = np.sum(x, axis=0)", "y = np.round(x)", "y = np.cumsum(x, axis=0)",
                    "y = x * np.max(x)", "y = x + 1.0"):
         assert trace(source, x=X1).hazards == [], source
+
+
+@pytest.mark.parametrize("source,line", [
+    ("z = x.copy()\nrow = z[0:2]\nz[0] = 5.0\ny = row * 2", 4),      # view taken before a write to its base
+    ("z = x.copy()\nrow = z[0:2]\nrow[0] = 5.0\ny = z * 2", 4),      # base written through a view
+    ("z = x.copy()\nhead = z[:2]\nz += 1\ny = head + 0", 4),          # in-place operator on the base
+])
+def test_stale_views_after_in_place_writes_are_reported(source, line):
+    for profile in ("leapp", "full"):
+        t = trace(source, x=X1, profile=profile)
+        hazard = next(h for h in t.hazards if h.kind == "untraced-call")
+        assert hazard.severity == "error" and hazard.line == line
+        assert "shares memory" in hazard.message
+
+
+def test_writes_without_stale_views_are_recorded_exactly():
+    source = "z = x.copy()\nz[0] = 5.0\nz[1:3] *= 2\nrow = z[0:2]\ny = row + z[2:4]"
+    t = trace(source, x=X1, profile="full")
+    assert t.hazards == []
+    assert agrees_on_fresh_input(t, FRESH1)
+
+
+def test_a_write_through_another_view_before_an_augmented_slice_assignment_is_still_caught():
+    source = "z = x.copy()\nother = z[0:1]\nother[0] = 9.0\nt = z[1:3]\nt *= 2\nz[1:3] = t\ny = z * 1"
+    t = trace(source, x=X1, profile="full")
+    assert any(h.kind == "untraced-call" and h.severity == "error" for h in t.hazards)

@@ -76,6 +76,7 @@ class TracedArray(np.ndarray):
     _lost: str | None = None
     _lfp: int | None = None  # watch arrays: fingerprint of the contents the tracer knows about
     _lost_line: int | None = None
+    _lver: int = 0  # the write count of its memory owner when it got its node (see Session.bump)
 
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
@@ -135,6 +136,7 @@ class TracedArray(np.ndarray):
                                    extra={"ufunc": ufunc})
             if isinstance(target, TracedArray):
                 target._lb, target._ln, target._lost, target._lfp = recorded._lb, recorded._ln, recorded._lost, None
+                target._lver = sess.bump(target)
             else:
                 sess.written_into_plain(builder, target, name)
             return target

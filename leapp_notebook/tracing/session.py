@@ -117,6 +117,8 @@ class NodeBuilder:
         self.sample_inputs[name] = array.copy()
         traced = array.view(TracedArray)
         traced._lb, traced._ln = self, placeholder
+        if self.session.versions:
+            traced._lver = self.session.versions.get(id(_root(array)), 0)
         return traced
 
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
@@ -228,7 +230,7 @@ class NodeBuilder:
                 hazard.severity = "warning"
                 hazard.message += " Its result does not reach any output of the node."
         module = torch.fx.GraphModule(self.root, self.graph, class_name=f"LeappNode_{_identifier(self.name)}")
-        _DtypePass(module, self).run(*[torch.from_numpy(np.ascontiguousarray(a))
+        _DtypePass(module, self).run(*[torch.from_numpy(np.asarray(a, order="C"))
                                        for a in self.sample_inputs.values()])
         module.recompile()
         hazards = sorted(self.hazards.values(), key=lambda h: (h.line or 0, h.kind))
@@ -353,6 +355,16 @@ class Session:
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self.tainted: dict[int, tuple[Any, str]] = {}
+        # Write counters per memory owner: a view whose counter is behind was taken before a write
+        # through another view, so its graph value is stale (the eager value changed).
+        self.versions: dict[int, int] = {}
+
+    def bump(self, array: Any) -> int:
+        """Record an in-place write into ``array``'s memory; returns the owner's new write count."""
+        key = id(_root(array))
+        version = self.versions.get(key, 0) + 1
+        self.versions[key] = version
+        return version
 
     # -------------------------------------------------------------- helpers
     def line_text(self, line: int | None) -> str:
@@ -411,7 +423,18 @@ class Session:
 
         if isinstance(value, TracedArray):
             if value._lb is builder and value._ln is not None:
-                return value._ln
+                if not self.versions or value._lver == self.versions.get(id(_root(value)), 0):
+                    return value._ln
+                plain = value.view(np.ndarray)
+                node = builder.const(plain, baked=True, origin="view of an array written through another view",
+                                     line=line, source_nodes=[value._ln.name], helper=helper)
+                builder.hazard("untraced-call", line,
+                               "this array shares memory with an array written in place after it was taken "
+                               "(a view, or the base of a written view): NumPy's value changed, the recorded one "
+                               f"did not, so its trace-time value is baked as constant {node.name}.", [node.name],
+                               pending_reach=True,
+                               fix="take the view after the write, or copy before writing (x = x.copy())")
+                return node
             plain = value.view(np.ndarray)
             if value._lb is not None and value._ln is not None:
                 origin = f"value traced in node '{value._lb.name}', used in node '{builder.name}' without " \
@@ -523,6 +546,8 @@ class Session:
             return result
         traced = array.view(TracedArray)
         traced._lb, traced._ln = builder, nodes
+        if self.versions:
+            traced._lver = self.versions.get(id(_root(array)), 0)
         if isinstance(nodes, torch.fx.Node):
             nodes.meta["ln_shape"] = array.shape
             nodes.meta["ln_dtype"] = array.dtype.name
@@ -747,6 +772,8 @@ class Session:
             plain[_plain(key)] = _plain(value)
             if array._lb is None:
                 array._lfp = fingerprint(plain)
+            if self.versions or array._lb is not None:
+                array._lver = self.bump(plain)
             return
         line, location, helper = self.where()
         if self.profile == "leapp" and (array._lb is None or array._lost is not None):
@@ -754,6 +781,7 @@ class Session:
             # is baked wherever it meets traced data.
             with self.eager():
                 plain[_plain(key)] = _plain(value)
+            self.bump(plain)
             if array._lost is None:
                 array._lb, array._ln, array._lfp, array._lost_line = builder, None, None, line
                 array._lost = f"untraced array that received traced data at line {line}"
@@ -762,7 +790,12 @@ class Session:
                                "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
                                "wherever it is used (it logs nothing).", [], location=location)
             return
-        base = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
+        if self._writes_back(array, plain, key, value):
+            # `z[1:3] *= 2`: Python writes the modified view back; the only write since z got its node is
+            # the one through that very view, and this assignment covers exactly its region.
+            base = array._ln
+        else:
+            base = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
         graph_key, _, _ = self._graph_key(builder, array, key_tuple, line, helper, for_setitem=True)
         if isinstance(value, (TracedArray, np.ndarray, np.generic)):
             graph_val = self.graph_value(builder, value, line, as_tensor=True, helper=helper)
@@ -770,11 +803,29 @@ class Session:
             graph_val = value
         with self.eager():
             plain[_plain(key)] = _plain(value)
+        array._lver = self.bump(plain)
         node = builder.emit("call_function", torch_impl.setitem,
                             (base, graph_key if len(graph_key) != 1 else graph_key[0], graph_val),
                             line=line, numpy=f"x{_key_text(key_tuple)} = ...", location=location, helper=helper)
         node.meta.update(ln_shape=plain.shape, ln_dtype=plain.dtype.name)
         array._lb, array._ln, array._lost, array._lfp = builder, node, None, None
+
+    def _writes_back(self, array: Any, plain: np.ndarray, key: Any, value: Any) -> bool:
+        from .array import TracedArray, _plain
+
+        if not (isinstance(value, TracedArray) and array._ln is not None and array._lb is value._lb):
+            return False
+        current = self.versions.get(id(_root(plain)), 0)
+        if not (value._lver == current == array._lver + 1):
+            return False
+        try:
+            region = plain[_plain(key)]
+        except (IndexError, TypeError):
+            return False
+        region_info = region.__array_interface__ if isinstance(region, np.ndarray) else None
+        value_info = value.__array_interface__
+        return (region_info is not None and region_info["data"][0] == value_info["data"][0]
+                and region.shape == value.shape and region.strides == value.strides)
 
     def iterate(self, array: Any) -> Iterator[Any]:
         if array.ndim == 0:
@@ -824,6 +875,7 @@ def modified_in_place(array: Any, name: str, *, line: int | None = None, report:
         return
     if line is None:
         line = sess.where()[0]
+    sess.bump(array)
     if array._lb is None:
         array._lfp = -1  # a watch array whose new contents the tracer never saw: baked where used
         array._lost_line = line
@@ -857,8 +909,17 @@ def rebind_in_place(array: Any, result: Any) -> None:
     if isinstance(result, TracedArray):
         array.view(np.ndarray)[...] = result.view(np.ndarray)
         array._lb, array._ln, array._lost, array._lfp = result._lb, result._ln, result._lost, result._lfp
+        if ACTIVE is not None:
+            array._lver = ACTIVE.bump(array)
     elif isinstance(result, np.ndarray):
         array.view(np.ndarray)[...] = result
+
+
+def _root(array: Any) -> Any:
+    """The array that owns ``array``'s memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _strip(value: Any) -> Any:
