@@ -13,3 +13,10 @@ if ! command -v dot >/dev/null || ! [ -x /usr/bin/chromium ]; then
         echo "note: install Graphviz (dot) and Chromium for SVG rendering and the browser tests" >&2
     fi
 fi
+# The JupyterLab extension ships prebuilt in leapp_notebook/labextension (no node needed): link it where
+# JupyterLab looks for extensions. --overwrite replaces an earlier link or copy, so re-running is safe.
+if command -v jupyter-builder >/dev/null; then
+    jupyter-builder develop --overwrite --log-level=WARN .
+else
+    jupyter labextension develop --overwrite --log-level=WARN .
+fi
