@@ -311,6 +311,7 @@ class Trace:
         self._namespace = namespace
         self._explicit = explicit
         self.last_probe: Any = None
+        self._replay_code: tuple[str, Any] | None = None  # compiled once: the probe re-runs the cell often
 
     @property
     def hazards(self) -> list[Hazard]:
@@ -336,17 +337,19 @@ class Trace:
         replay = _Replay(inputs)
         previous = _REPLAY
         _REPLAY = replay
-        filename = f"<leapp-replay-{next(_COUNTER)}>"
+        if self._replay_code is None:
+            name = f"<leapp-replay-{next(_COUNTER)}>"
+            self._replay_code = (name, compile(self.source, name, "exec"))
+        filename, code = self._replay_code
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         try:
-            exec(compile(self.source, filename, "exec"), namespace)
+            exec(code, namespace)
         except Exception as exc:
             line = _cell_line(exc, filename)
             raise CellError(f"line {line}: {type(exc).__name__}: {exc} (while re-running the cell eagerly)",
                             line) from exc
         finally:
             _REPLAY = previous
-            linecache.cache.pop(filename, None)
         if self._explicit is not None:
             input_names, output_names, node = self._explicit
             return {node: {name: namespace.get(name) for name in output_names}}

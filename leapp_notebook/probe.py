@@ -1,0 +1,682 @@
+"""The probe: each node's graph against the eager cell on fresh random inputs.
+
+Replaying the inputs a graph was traced with cannot expose a baked constant: the constant was computed
+from exactly those inputs, so the replay agrees by construction. The probe draws new inputs of each
+traced input's shape and dtype, re-runs the cell untraced and runs the graph on the same inputs, and
+compares value, shape and dtype.
+
+Consecutive probes differ in exactly one input (probe 0 draws every input, probe j redraws input
+(j-1) mod k), so every pair of neighbours tells, at no extra cost, whether an output moves with that
+input in the eager code and whether the graph moves *the same way*. An output that follows an input
+eagerly while the graph does not is a baking candidate; one retrace of the cell on inputs that
+exposed it names the graph values that depend on the inputs (constants and inlined literals that
+differ between the two traces, or a changed graph structure: a data-dependent branch). Mismatches no
+standing error hazard explains become ``semantic-mismatch`` hazards on the node.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+import torch.fx
+
+from .tracing import hazards as hz
+from .tracing.types import CellError, Hazard, Node, TraceError
+
+__all__ = ["probe", "ProbeReport", "OutputCheck", "Mismatch", "BakedConstant", "draw_inputs", "input_ranges"]
+
+# (rtol, atol) per dtype; atol is scaled by max(1, max|expected|) so large outputs are not held to an
+# absolute bound below their own rounding. float32 uses LEAPP's own validation tolerance: torch and NumPy
+# kernels differ in the last bits, and a few hundred chained ops carry that to ~1e-4 relative.
+_TOLERANCE = {"f2": (1e-2, 1e-3), "f4": (1e-3, 1e-5), "f8": (1e-7, 1e-10), "c8": (1e-3, 1e-5),
+              "c16": (1e-7, 1e-10)}
+_PAD = 0.1  # fraction of the traced range added on each side
+
+
+def tolerance(dtype: np.dtype) -> tuple[float, float]:
+    """(rtol, atol) used to compare values of ``dtype``; integers and booleans compare exactly."""
+    return _TOLERANCE.get(f"{dtype.kind}{dtype.itemsize}", (0.0, 0.0))
+
+
+# ------------------------------------------------------------------------------------------
+# the report
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mismatch:
+    """The first probe where an output disagreed. ``inputs`` ({node: {input: array}}) reproduce it
+    with ``trace.run_eager(inputs)`` and ``trace.retrace(inputs)``."""
+
+    probe: int
+    what: str  # "value" | "shape" | "dtype" | "error"
+    index: tuple[int, ...] | None
+    expected: Any
+    got: Any
+    inputs: dict[str, dict[str, np.ndarray]] = field(repr=False)
+
+    def describe(self) -> str:
+        if self.what == "value":
+            return f"value at index {self.index}: NumPy gives {self.expected!r}, the graph gives {self.got!r}"
+        if self.what == "error":
+            return f"the graph raises: {self.got}"
+        return f"{self.what}: NumPy gives {self.expected}, the graph gives {self.got}"
+
+
+@dataclass
+class OutputCheck:
+    """One output over all probes. ``mismatches`` counts the probes in which it disagreed."""
+
+    node: str
+    output: str
+    shape: tuple[int, ...]
+    dtype: str
+    mismatches: int = 0
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    shape_ok: bool = True
+    dtype_ok: bool = True
+    first_mismatch: Mismatch | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatches == 0
+
+    @property
+    def expected(self) -> Any:
+        return None if self.first_mismatch is None else self.first_mismatch.expected
+
+    @property
+    def got(self) -> Any:
+        return None if self.first_mismatch is None else self.first_mismatch.got
+
+
+@dataclass(frozen=True)
+class BakedConstant:
+    """A graph value that depends on the inputs although the graph holds it fixed.
+
+    ``kind``: "constant" (a ``get_attr`` tensor), "literal" (a number inlined in the op ``node``),
+    "branch" (the graph's structure changed on retrace: only one branch was recorded).
+    ``hazard_lines``: cell lines of the node's hazards that name this graph node or its line.
+    """
+
+    node: str
+    line: int | None
+    kind: str
+    hazard_lines: tuple[int, ...] = ()
+    traced: Any = None
+    retraced: Any = None
+
+
+@dataclass
+class ProbeReport:
+    """What ``Trace.probe`` found. Output keys are output names, or "node/output" for several nodes.
+
+    ``sensitivity[output][input] = (eager_follows, graph_follows)``: whether the eager output changed
+    when only that input changed, and whether the graph's output moved with it the same way.
+    """
+
+    passed: bool
+    n: int
+    seed: int
+    outputs: dict[str, OutputCheck]
+    baked: list[str]
+    sensitivity: dict[str, dict[str, tuple[bool, bool]]]
+    baked_constants: dict[str, list[BakedConstant]]
+    ranges: dict[str, tuple[float, float] | None]
+    hazards: list[Hazard] = field(default_factory=list)  # semantic-mismatch hazards this probe added
+    seconds: float = 0.0
+    graph_key: tuple[Any, ...] = field(default=(), repr=False)
+
+    @property
+    def failed(self) -> list[str]:
+        return [key for key, check in self.outputs.items() if not check.passed]
+
+    def __str__(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        lines = [f"Probe of {self.n} fresh inputs (seed {self.seed}): {verdict} in {self.seconds:.3f} s"]
+        for key, check in self.outputs.items():
+            shape = "(" + ", ".join(map(str, check.shape)) + ("," if len(check.shape) == 1 else "") + ")"
+            status = "ok" if check.passed else f"FAIL in {check.mismatches}/{self.n} probes"
+            lines.append(f"  {key}: {check.dtype} {shape} {status}, max abs err {check.max_abs_err:.3g}, "
+                         f"max rel err {check.max_rel_err:.3g}")
+            if check.first_mismatch is not None:
+                lines.append(f"    first mismatch, probe {check.first_mismatch.probe}: "
+                             f"{check.first_mismatch.describe()}")
+            for name, (eager, graph) in self.sensitivity.get(key, {}).items():
+                if eager and not graph:
+                    lines.append(f"    follows '{name}' in the eager cell, not in the graph")
+            for const in self.baked_constants.get(key, []):
+                where = f"line {const.line}" if const.line is not None else "unknown line"
+                hazard = ", no hazard reported it"
+                if const.hazard_lines:
+                    hazard = ", hazard at line " + ", ".join(map(str, const.hazard_lines))
+                lines.append(f"    baked {const.kind} {const.node or '(graph structure)'} ({where}{hazard})")
+        for hazard in self.hazards:
+            lines.append(f"  added: line {hazard.line} [{hazard.severity}] {hazard.kind}: {hazard.message}")
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# fresh inputs
+# ------------------------------------------------------------------------------------------
+
+def _derived_range(sample: np.ndarray) -> tuple[float, float]:
+    """The traced values' range, padded by 10% on each side without crossing zero (cells often rely
+    on the sign: sqrt, log, indices); a degenerate range is widened around its value."""
+    values = sample.real if sample.dtype.kind == "c" else sample
+    finite = values[np.isfinite(values)] if values.dtype.kind in "fc" else values
+    if finite.size == 0:
+        return (-1.0, 1.0)
+    lo, hi = float(finite.min()), float(finite.max())
+    span = hi - lo
+    if span <= 1e-6 * max(abs(lo), abs(hi), 1.0):
+        center = (lo + hi) / 2
+        half = abs(center) / 2 if center else 1.0
+        lo, hi = center - half, center + half
+        return (max(lo, 0.0) if center > 0 else lo, min(hi, 0.0) if center < 0 else hi)
+    pad = _PAD * span
+    new_lo, new_hi = lo - pad, hi + pad
+    if lo >= 0:
+        new_lo = max(new_lo, 0.0)
+    if hi <= 0:
+        new_hi = min(new_hi, 0.0)
+    return (new_lo, new_hi)
+
+
+class _Sampler:
+    """Draws one input: its traced shape and dtype, values within ``bounds``."""
+
+    def __init__(self, key: str, sample: np.ndarray, bounds: tuple[float, float] | None):
+        self.key = key
+        self.shape = sample.shape
+        self.dtype = sample.dtype
+        if self.dtype.kind == "b":
+            self.bounds = None
+        elif bounds is not None:
+            self.bounds = (float(bounds[0]), float(bounds[1]))
+        else:
+            self.bounds = _derived_range(sample)
+        if self.dtype.kind in "iu":
+            info = np.iinfo(self.dtype)
+            lo, hi = self.bounds
+            lo, hi = int(np.floor(lo)), int(np.ceil(hi))
+            self.bounds = (max(lo, info.min), min(hi, info.max))
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        if self.dtype.kind == "b":
+            return rng.random(self.shape) < 0.5
+        lo, hi = self.bounds
+        if self.dtype.kind in "iu":
+            return rng.integers(int(lo), int(hi), size=self.shape, dtype=self.dtype, endpoint=True)
+        if self.dtype.kind == "c":
+            return (rng.uniform(lo, hi, self.shape) + 1j * rng.uniform(lo, hi, self.shape)).astype(self.dtype)
+        return rng.uniform(lo, hi, self.shape).astype(self.dtype)
+
+
+def _input_keys(trace: Any) -> list[tuple[Node, str, str]]:
+    """(node, input name, report key) for every traced input, in declaration order."""
+    multi = len(trace.nodes) > 1
+    return [(node, spec.name, f"{node.name}/{spec.name}" if multi else spec.name)
+            for node in trace.nodes.values() for spec in node.inputs]
+
+
+def _samplers(trace: Any, ranges: Mapping[str, Any] | None) -> list[tuple[Node, str, _Sampler]]:
+    keys = _input_keys(trace)
+    ranges = dict(ranges or {})
+    known = {key for _, _, key in keys} | {name for _, name, _ in keys}
+    for key, bounds in ranges.items():
+        if key not in known:
+            raise TraceError(f"ranges: {key!r} is not a traced input; inputs are {sorted(known)}")
+        ok = isinstance(bounds, (tuple, list)) and len(bounds) == 2 and \
+            all(isinstance(b, (int, float, np.integer, np.floating)) and np.isfinite(b) for b in bounds)
+        if not ok or bounds[0] > bounds[1]:
+            raise TraceError(f"ranges[{key!r}] = {bounds!r}: give (low, high) with finite low <= high")
+    out = []
+    for node, name, key in keys:
+        bounds = ranges.get(key, ranges.get(f"{node.name}/{name}", ranges.get(name)))
+        out.append((node, name, _Sampler(key, node.sample_inputs[name], bounds)))
+    return out
+
+
+def input_ranges(trace: Any, ranges: Mapping[str, Any] | None = None
+                 ) -> dict[str, tuple[float, float] | None]:
+    """The value range the probe draws each input from (None for booleans)."""
+    return {sampler.key: sampler.bounds for _, _, sampler in _samplers(trace, ranges)}
+
+
+def draw_inputs(trace: Any, rng: np.random.Generator,
+                ranges: Mapping[str, Any] | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """One fresh set of inputs for every node, ``{node: {input: array}}`` (what ``run_eager`` takes)."""
+    drawn: dict[str, dict[str, np.ndarray]] = {name: {} for name in trace.nodes}
+    for node, name, sampler in _samplers(trace, ranges):
+        drawn[node.name][name] = sampler.draw(rng)
+    return drawn
+
+
+# ------------------------------------------------------------------------------------------
+# comparing one output
+# ------------------------------------------------------------------------------------------
+
+def compare(expected: np.ndarray, got: np.ndarray, locate: bool = True
+            ) -> tuple[bool, float, float, tuple[int, ...] | None]:
+    """(agree, max abs err, max rel err, first differing index) of a graph value against NumPy's.
+
+    Shapes must match; dtypes may differ (the caller reports that separately): ``got`` is compared
+    in ``expected``'s dtype. The index is looked for only when ``locate``.
+    """
+    if got.dtype != expected.dtype:
+        got = got.astype(expected.dtype)
+    if expected.dtype.kind in "biu":
+        if np.array_equal(expected, got):
+            return True, 0.0, 0.0, None
+        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+        rel = diff / np.maximum(np.abs(expected.astype(np.float64)), 1.0)
+        first = tuple(int(i) for i in np.argwhere(got != expected)[0]) if locate else None
+        return False, float(diff.max()), float(rel.max()), first
+    if expected.dtype == np.float16:
+        expected, got = expected.astype(np.float32), got.astype(np.float32)
+    rtol, atol = tolerance(expected.dtype)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        abs_expected = np.abs(expected)
+        scale = _scale(abs_expected)
+        diff = np.abs(got - expected)
+        ok = diff <= rtol * abs_expected + atol * scale
+        if not ok.all():
+            # Equal infinities and NaN in both places agree; NaN on one side only is as wrong as it gets.
+            same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+            ok |= same
+            diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+        rel = diff / np.maximum(abs_expected, atol)
+        agree = bool(ok.all())
+        first = tuple(int(i) for i in np.argwhere(~ok)[0]) if locate and not agree else None
+        return agree, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), first
+
+
+def _scale(abs_values: np.ndarray) -> float:
+    """max(1, max |value|) over the finite values: what absolute tolerances are relative to."""
+    scale = float(abs_values.max(initial=1.0))
+    if not np.isfinite(scale):
+        scale = float(np.nanmax(np.where(np.isfinite(abs_values), abs_values, 1.0), initial=1.0))
+    return scale
+
+
+class _Outcome:
+    """One output on one probe. Graph minus eager, the quantity that stays put while the graph follows
+    the cell, is computed only when a neighbouring probe needs it."""
+
+    __slots__ = ("expected", "got", "ok", "_error", "_scale")
+
+    def __init__(self, expected: np.ndarray, got: np.ndarray | None, ok: bool):
+        self.expected, self.got, self.ok = expected, got, ok
+        self._error: Any = _Outcome
+        self._scale: float | None = None
+
+    @property
+    def error(self) -> np.ndarray | None:
+        if self._error is _Outcome:
+            expected, got = self.expected, self.got
+            if got is None or got.shape != expected.shape:
+                self._error = None
+            elif expected.dtype.kind == "b" or got.dtype.kind == "b":
+                self._error = got.astype(bool) ^ expected.astype(bool)
+            else:
+                kind = np.complex128 if "c" in (expected.dtype.kind, got.dtype.kind) else np.float64
+                self._error = got.astype(kind) - expected.astype(kind)
+        return self._error
+
+    @property
+    def scale(self) -> float:
+        if self._scale is None:
+            with np.errstate(invalid="ignore"):
+                self._scale = _scale(np.abs(self.expected))
+        return self._scale
+
+
+def _in_step(prev: _Outcome, cur: _Outcome) -> bool:
+    """Did the graph's output change by what the eager output changed by between two probes?"""
+    if prev.ok and cur.ok:
+        return True
+    err_prev, err_cur = prev.error, cur.error
+    if err_prev is None or err_cur is None or err_prev.shape != err_cur.shape:
+        return False
+    dtype = cur.expected.dtype
+    if err_cur.dtype == bool or dtype.kind in "biu":
+        return bool(np.array_equal(err_prev, err_cur))
+    rtol, atol = tolerance(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(err_cur - err_prev) <= 2 * (atol + rtol) * max(prev.scale, cur.scale)
+        return bool(close.all() or (close | (np.isnan(err_cur) & np.isnan(err_prev))).all())
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+# ------------------------------------------------------------------------------------------
+# naming baked values by retracing
+# ------------------------------------------------------------------------------------------
+
+def _ancestors(graph: torch.fx.Graph, index: int) -> set[str]:
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    start = output.args[0][index]
+    if not isinstance(start, torch.fx.Node):
+        return set()
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        if current.name not in seen:
+            seen.add(current.name)
+            stack.extend(current.all_input_nodes)
+    return seen
+
+
+def _producer(graph: torch.fx.Graph, index: int) -> list[str]:
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    producer = output.args[0][index]
+    return [producer.name] if isinstance(producer, torch.fx.Node) else []
+
+
+def _producer_line(graph: torch.fx.Graph, index: int) -> int | None:
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    producer = output.args[0][index]
+    line = producer.meta.get("ln_line") if isinstance(producer, torch.fx.Node) else None
+    return line if line is not None else output.meta.get("ln_line")
+
+
+def _literals(node: torch.fx.Node) -> str:
+    # repr keeps NaN comparable and floats exact; graph nodes count by name.
+    named = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: f"%{n.name}")
+    return repr(named)
+
+
+def _preview(tensor: torch.Tensor) -> list[Any]:
+    return tensor.detach().reshape(-1)[:6].tolist()
+
+
+def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if torch.equal(a, b):
+        return True
+    return a.is_floating_point() and bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
+def _input_dependent(original: torch.fx.GraphModule, retraced: torch.fx.GraphModule
+                     ) -> tuple[dict[str, tuple[str, Any, Any]], bool]:
+    """Graph values that differ between two traces of one cell: {node: (kind, traced, retraced)}, and
+    whether the structure itself changed (then nothing can be paired up)."""
+    a, b = list(original.graph.nodes), list(retraced.graph.nodes)
+    if len(a) != len(b) or any(x.op != y.op or (x.op != "get_attr" and x.target != y.target)
+                               for x, y in zip(a, b, strict=True)):
+        return {}, True
+    found: dict[str, tuple[str, Any, Any]] = {}
+    for x, y in zip(a, b, strict=True):
+        if x.op == "get_attr":
+            tx, ty = getattr(original, x.target), getattr(retraced, y.target)
+            if not _same_tensor(tx, ty):
+                found[x.name] = ("constant", _preview(tx), _preview(ty))
+        elif x.op in ("call_function", "call_method") and _literals(x) != _literals(y):
+            found[x.name] = ("literal", _literals(x), _literals(y))
+    return found, False
+
+
+def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, Any]] | None,
+                  structure_changed: bool) -> list[BakedConstant]:
+    """The graph values behind one output that a retrace showed to depend on the inputs; without a
+    retrace (it failed), the constants the tracer itself marked as baked."""
+    ancestors = _ancestors(node.graph.graph, index)
+    by_name = {n.name: n for n in node.graph.graph.nodes}
+
+    def hazard_lines(name: str, line: int | None) -> tuple[int, ...]:
+        return tuple(sorted({h.line for h in node.hazards
+                             if h.line is not None and h.kind != "semantic-mismatch"
+                             and (name in h.graph_nodes or (line is not None and h.line == line))}))
+
+    if structure_changed:
+        branches = [h for h in node.hazards if h.kind == "data-dependent-branch"]
+        return [BakedConstant(h.graph_nodes[0] if h.graph_nodes else "", h.line, "branch",
+                              (h.line,) if h.line is not None else ()) for h in branches] \
+            or [BakedConstant("", None, "branch")]
+    found = []
+    if dependent is None:
+        dependent = {name: ("constant", by_name[name].meta.get("ln_preview"), None) for name in ancestors
+                     if by_name[name].meta.get("ln_const") == "baked"}
+    for name, (kind, traced, retraced) in dependent.items():
+        if name in ancestors:
+            line = by_name[name].meta.get("ln_line")
+            found.append(BakedConstant(name, line, kind, hazard_lines(name, line), traced, retraced))
+    return found
+
+
+# ------------------------------------------------------------------------------------------
+# the probe
+# ------------------------------------------------------------------------------------------
+
+def _progress_callback(progress: Any) -> tuple[Callable[[int, int], None] | None, Any]:
+    """``progress``: None, a callable ``(done, total)``, or True for a rich progress bar on stderr."""
+    if progress is None or progress is False:
+        return None, None
+    if callable(progress):
+        return progress, None
+    if progress is True:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = Progress(console=Console(stderr=True), transient=True)
+        task = bar.add_task("probing", total=None)
+        bar.start()
+        return (lambda done, total: bar.update(task, completed=done, total=total)), bar
+    raise TraceError(f"progress={progress!r}: pass a callable (done, total), True for a progress bar, "
+                     "or None")
+
+
+@dataclass
+class _Evidence:
+    eager_moves: bool = False
+    graph_in_step: bool = True  # every pair where the eager output moved, the graph moved the same way
+    graph_moves_alone: bool = False
+
+
+def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str, Any] | None = None,
+          progress: Any = None) -> ProbeReport:
+    """Run every node's graph and the eager cell on ``n`` fresh inputs; see the module docstring.
+
+    Runs at least one probe more than there are inputs, so each input is varied alone at least once.
+    ``ranges`` maps an input name (or "node/input") to ``(low, high)``. ``progress`` is called with
+    ``(done, total)`` after each probe (raise from it to cancel); ``True`` shows a rich progress bar.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise TraceError(f"n={n!r}: give the number of probes as a positive int")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise TraceError(f"seed={seed!r}: give a non-negative int, or None for a random seed")
+    if ranges is not None and not isinstance(ranges, Mapping):
+        raise TraceError(f"ranges must be a dict input -> (low, high), got {type(ranges).__name__}")
+    started = time.perf_counter()
+    seed = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    samplers = _samplers(trace, ranges)
+    total = max(int(n), len(samplers) + 1)
+    nodes = list(trace.nodes.values())
+    multi = len(nodes) > 1
+    keys = {node.name: [f"{node.name}/{s.name}" if multi else s.name for s in node.outputs] for node in nodes}
+    checks = {key: OutputCheck(node.name, spec.name, spec.shape, spec.dtype)
+              for node in nodes for key, spec in zip(keys[node.name], node.outputs, strict=True)}
+    evidence = {key: {name: _Evidence() for name in (s.name for s in node.inputs)}
+                for node in nodes for key in keys[node.name]}
+
+    current = {node.name: {} for node in nodes}
+    tensors = {node.name: {} for node in nodes}
+    for node, name, sampler in samplers:
+        current[node.name][name] = array = sampler.draw(rng)
+        tensors[node.name][name] = torch.from_numpy(array)
+    previous: dict[str, _Outcome] = {}
+    report_progress, bar = _progress_callback(progress)
+    try:
+        # Fresh inputs stray into NaN territory (sqrt, log of drawn values); the comparison handles
+        # that, so NumPy's floating-point warnings from the eager re-runs are only noise.
+        with torch.inference_mode(), np.errstate(all="ignore"):
+            for j in range(total):
+                varied_node, varied = None, None
+                if j > 0:
+                    varied_node, varied, sampler = samplers[(j - 1) % len(samplers)]
+                    current[varied_node.name][varied] = array = sampler.draw(rng)
+                    tensors[varied_node.name][varied] = torch.from_numpy(array)
+                try:
+                    eager = trace.run_eager(current)
+                except CellError as exc:
+                    raise CellError(f"probe {j} (seed {seed}): the cell raised on fresh inputs: {exc}. "
+                                    "Narrow the inputs with ranges={name: (low, high)}", exc.line,
+                                    exc.code) from exc
+                for node in nodes:
+                    _check_node(node, keys[node.name], j, eager.get(node.name, {}), tensors[node.name],
+                                current, checks, evidence, previous, varied if node is varied_node else None)
+                if report_progress is not None:
+                    report_progress(j + 1, total)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+    sensitivity = {key: {name: (ev.eager_moves, ev.graph_in_step if ev.eager_moves else ev.graph_moves_alone)
+                         for name, ev in per_input.items()}
+                   for key, per_input in evidence.items()}
+    candidates = [key for key, per_input in sensitivity.items()
+                  if any(eager and not graph for eager, graph in per_input.values())]
+    failing = [key for key, check in checks.items() if not check.passed]
+    baked_constants = _name_baked(trace, nodes, keys, checks, failing)
+    added = _semantic_hazards(trace, nodes, keys, checks, baked_constants)
+    return ProbeReport(
+        passed=all(check.passed for check in checks.values()), n=total, seed=seed, outputs=checks,
+        baked=[key for key in candidates if baked_constants.get(key)], sensitivity=sensitivity,
+        baked_constants={key: value for key, value in baked_constants.items() if value},
+        ranges={sampler.key: sampler.bounds for _, _, sampler in samplers}, hazards=added,
+        seconds=time.perf_counter() - started, graph_key=graph_key(trace))
+
+
+def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
+                inputs: dict[str, torch.Tensor], current: dict[str, dict[str, np.ndarray]],
+                checks: dict[str, OutputCheck],
+                evidence: dict[str, dict[str, _Evidence]],
+                previous: dict[str, _Outcome], varied: str | None) -> None:
+    """Run one node's graph on probe ``j`` and fold the result into its outputs' checks and evidence."""
+    error = None
+    try:
+        results = node.graph(*[inputs[spec.name] for spec in node.inputs])
+    except Exception as exc:  # the graph failing on fresh inputs is a finding, not a crash
+        results, error = None, f"{type(exc).__name__}: {exc}"
+    for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):
+        check = checks[key]
+        if spec.name not in eager:
+            raise CellError(f"probe {j}: re-run eagerly, the cell did not produce output '{spec.name}' of "
+                            f"node '{node.name}' (a branch on the inputs?)", None)
+        expected = np.asarray(eager[spec.name])
+        got = None if results is None else results[index].numpy()
+        mismatch = None
+        if got is None:
+            mismatch = ("error", None, None, error)
+            check.shape_ok = False
+        elif got.shape != expected.shape:
+            mismatch = ("shape", None, expected.shape, got.shape)
+            check.shape_ok = False
+        else:
+            agree, abs_err, rel_err, first = compare(expected, got, locate=check.first_mismatch is None)
+            check.max_abs_err = max(check.max_abs_err, abs_err)
+            check.max_rel_err = max(check.max_rel_err, rel_err)
+            if got.dtype != expected.dtype:
+                check.dtype_ok = False
+                mismatch = ("dtype", None, expected.dtype.name, got.dtype.name)
+            if not agree:
+                mismatch = ("value", first, None if first is None else expected[first].item(),
+                            None if first is None else got[first].item())
+        outcome = _Outcome(expected, got, mismatch is None)
+        if mismatch is not None:
+            check.mismatches += 1
+            if check.first_mismatch is None:
+                what, where, want, have = mismatch
+                check.first_mismatch = Mismatch(j, what, where, want, have,
+                                                {name: dict(values) for name, values in current.items()})
+        if varied is not None and key in previous:
+            before = previous[key]
+            ev = evidence[key][varied]
+            in_step = _in_step(before, outcome)
+            if not _same(before.expected, expected):
+                ev.eager_moves = True
+                ev.graph_in_step = ev.graph_in_step and in_step
+            elif not in_step:
+                ev.graph_moves_alone = True
+        previous[key] = outcome
+
+
+def graph_key(trace: Any) -> tuple[Any, ...]:
+    """Identifies the graphs a report was made for, so export can tell when a probe is stale."""
+    return tuple((node.name, id(node.graph), node.graph.code) for node in trace.nodes.values())
+
+
+def _name_baked(trace: Any, nodes: list[Node], keys: dict[str, list[str]], checks: dict[str, OutputCheck],
+                failing: list[str]) -> dict[str, list[BakedConstant]]:
+    """One retrace, on the inputs of the first failing probe, names the input-dependent graph values
+    behind each failing output."""
+    if not failing:
+        return {}
+    exposing = min((checks[key].first_mismatch for key in failing), key=lambda m: m.probe)
+    try:
+        with np.errstate(all="ignore"):
+            retraced = trace.retrace(exposing.inputs)
+    except Exception:  # noqa: BLE001 - fall back to the tracer's own provenance marks
+        retraced = None
+    named: dict[str, list[BakedConstant]] = {}
+    for node in nodes:
+        dependent, changed = None, False
+        other = None if retraced is None else retraced.nodes.get(node.name)
+        if other is not None:
+            dependent, changed = _input_dependent(node.graph, other.graph)
+        for index, key in enumerate(keys[node.name]):
+            if key in failing:
+                named[key] = _baked_values(node, index, dependent, changed)
+    return named
+
+
+def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
+                      checks: dict[str, OutputCheck], baked: dict[str, list[BakedConstant]]) -> list[Hazard]:
+    """A ``semantic-mismatch`` hazard for each failing output no standing error hazard explains."""
+    lines = trace.source.splitlines()
+    added = []
+    for node in nodes:
+        for index, key in enumerate(keys[node.name]):
+            check = checks[key]
+            if check.passed:
+                continue
+            ancestors = _ancestors(node.graph.graph, index)
+            found = baked.get(key, [])
+            baked_lines = {c.line for c in found if c.line is not None}
+            branch = any(c.kind == "branch" for c in found)
+            if any(h.severity == "error" and (set(h.graph_nodes) & ancestors or h.line in baked_lines
+                                              or (branch and h.kind == "data-dependent-branch"))
+                   for h in node.hazards):
+                continue
+            unnamed = [c for c in found if not c.hazard_lines and c.node]
+            line = unnamed[0].line if unnamed else _producer_line(node.graph.graph, index)
+            code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
+            mismatch = check.first_mismatch
+            what = "it disagrees" if mismatch is None else f"{mismatch.describe()} (probe {mismatch.probe})"
+            if unnamed:
+                what += f"; it depends on {', '.join(c.node for c in unnamed)}, which the trace holds fixed"
+            message = (f"the probe found output '{check.output}' of node '{node.name}' differs from NumPy "
+                       f"on fresh inputs: {what}.")
+            graph_nodes = [c.node for c in unnamed] or _producer(node.graph.graph, index)
+            same_line = next((h for h in added if h.node == node.name and h.line == line), None)
+            if same_line is not None:  # one hazard per line and node, naming every output it breaks
+                same_line.message += f" Also on this line: {message}"
+                same_line.graph_nodes += [n for n in graph_nodes if n not in same_line.graph_nodes]
+                continue
+            hazard = Hazard(kind="semantic-mismatch", severity="error", node=node.name, line=line, code=code,
+                            message=message, fix=hz.fix_for("semantic-mismatch", line=line, code=code),
+                            graph_nodes=graph_nodes)
+            node.hazards.append(hazard)
+            added.append(hazard)
+    return added
+

@@ -1,0 +1,82 @@
+"""The exported YAML is a LEAPP pipeline: ``leapp.InferenceManager`` loads it and matches the eager cell."""
+
+import contextlib
+import io
+import logging
+
+import numpy as np
+import pytest
+import torch
+from conftest import SEED_INTERP_CELL
+
+import leapp_notebook as ln
+
+leapp = pytest.importorskip("leapp")
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def inference_manager(yaml_path):
+    # LEAPP's logger may print while loading; keep the test output clean and its handlers untouched.
+    logger = logging.getLogger("leapp")
+    handlers = list(logger.handlers)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return leapp.InferenceManager(str(yaml_path))
+    finally:
+        logger.handlers = handlers
+
+
+def run(manager, feed):
+    with torch.no_grad():
+        out = manager({key: torch.from_numpy(np.ascontiguousarray(value)) for key, value in feed.items()})
+    return {key: value.numpy() for key, value in out.items()}
+
+
+def test_exported_seed_node_runs_in_leapp_like_the_eager_cell(seed_namespace, tmp_path):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace, profile="full")
+    yaml_path = tr.export(tmp_path)[-1]
+    manager = inference_manager(yaml_path)
+    assert manager.inputs == ["node/state"] and manager.outputs == ["node/result"]
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        fresh = rng.uniform(-0.2, 1.2, 4).astype(np.float32)
+        expected = tr.run_eager({"node": {"state": fresh}})["node"]["result"]
+        got = run(manager, {"node/state": fresh})["node/result"]
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_exported_onnx_node_with_a_0d_output_runs_in_leapp(tmp_path):
+    cell = '''\
+x = annotate.input_tensors("node", {"x": raw})
+annotate.output_tensors("node", {"y": np.clip(x * 2.0 + 1.0, 0.0, 2.5), "s": np.sum(x)}, export_with="onnx")
+'''
+    tr = ln.trace_cell(cell, {"np": np, "raw": np.array([0.5, -0.3, 1.2, 0.8], np.float32)})
+    manager = inference_manager(tr.export(tmp_path, formats=["onnx"])[-1])
+    fresh = np.array([-1.0, 0.1, 0.4, 2.0], np.float32)
+    expected = tr.run_eager({"node": {"x": fresh}})["node"]
+    got = run(manager, {"node/x": fresh})
+    np.testing.assert_allclose(got["node/y"], expected["y"], rtol=1e-6)
+    assert got["node/s"].shape == () and got["node/s"] == pytest.approx(float(expected["s"]))
+
+
+def test_exported_two_node_pipeline_runs_in_leapp(tmp_path):
+    cell = '''\
+a = annotate.input_tensors("pre", {"x": x_in, "k": k_in})
+annotate.output_tensors("pre", {"y": a["x"] * 2.0 + a["k"]})
+b = annotate.input_tensors("post", {"z": z_in})
+annotate.output_tensors("post", {"w": np.tanh(b) - np.mean(b, axis=0, keepdims=True)})
+'''
+    namespace = {"np": np, "x_in": np.array([0.1, 0.5, 0.9], np.float32),
+                 "k_in": np.array([1, 2, 3], np.int32),
+                 "z_in": np.array([[0.2, -0.4], [1.0, 0.3]], np.float32)}
+    tr = ln.trace_cell(cell, namespace)
+    manager = inference_manager(tr.export(tmp_path, name="pipeline")[-1])
+    assert manager.inputs == ["pre/x", "pre/k", "post/z"]
+    inputs = {"pre": {"x": np.array([0.7, -0.2, 0.3], np.float32), "k": np.array([4, 0, 2], np.int32)},
+              "post": {"z": np.array([[0.5, 0.1], [-0.9, 0.8]], np.float32)}}
+    expected = tr.run_eager(inputs)
+    feed = {f"{node}/{name}": value for node, values in inputs.items() for name, value in values.items()}
+    got = run(manager, feed)
+    np.testing.assert_allclose(got["pre/y"], expected["pre"]["y"], rtol=1e-12)
+    np.testing.assert_allclose(got["post/w"], expected["post"]["w"], rtol=1e-6)

@@ -1,0 +1,357 @@
+"""The probe: fresh random inputs expose baked values that replaying the trace inputs cannot."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from conftest import SEED_INTERP_CELL, trace
+
+import leapp_notebook as ln
+from leapp_notebook.probe import draw_inputs, input_ranges
+from leapp_notebook.tracing import ops
+
+X = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
+POSITIVE = np.array([0.5, 0.3, 1.2, 0.8], np.float32)
+
+
+def _reproduce(tr, mismatch, output):
+    """The eager value and the graph's value on the inputs that exposed ``mismatch``."""
+    node = tr.nodes["node"]
+    eager = np.asarray(tr.run_eager(mismatch.inputs)["node"][output])
+    got = node(*[mismatch.inputs["node"][spec.name] for spec in node.inputs])[0]
+    return eager, got
+
+
+# ------------------------------------------------------------------------------------------
+# the seed's np.interp cell
+# ------------------------------------------------------------------------------------------
+
+def test_replaying_the_trace_inputs_cannot_catch_the_baked_interp(seed_namespace):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    node = tr.nodes["node"]
+    replay = node(node.sample_inputs["state"])[0]
+    np.testing.assert_array_equal(replay, node.sample_outputs["result"])
+
+
+def test_seed_interp_probe_fails_and_names_the_baked_constant(seed_namespace):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    report = tr.probe(n=16, seed=0)
+    assert report is tr.last_probe
+    assert isinstance(report, ln.ProbeReport)
+    assert not report.passed
+    assert report.baked == ["result"]
+    assert report.sensitivity == {"result": {"state": (True, False)}}
+    [const] = report.baked_constants["result"]
+    assert (const.node, const.kind, const.line, const.hazard_lines) == ("baked0", "constant", 3, (3,))
+    np.testing.assert_allclose(const.traced, [0.4, 1.6, 5.2, 8.4], rtol=1e-6)
+    assert not np.allclose(const.retraced, const.traced)
+    check = report.outputs["result"]
+    assert check.mismatches == 16 and check.shape_ok and check.dtype_ok
+    assert check.max_abs_err > 0.1
+    eager, got = _reproduce(tr, check.first_mismatch, "result")
+    index = check.first_mismatch.index
+    assert check.expected == pytest.approx(eager[index]) and check.got == pytest.approx(got[index])
+    assert check.expected != pytest.approx(check.got)
+    # The untraced-call hazard explains the mismatch: the probe adds no semantic-mismatch of its own.
+    assert report.hazards == [] and [h.kind for h in tr.hazards] == ["untraced-call"]
+    text = str(report)
+    assert "FAILED" in text and "baked0" in text and "follows 'state'" in text
+
+
+def test_seed_interp_in_full_profile_probes_clean(seed_namespace):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace, profile="full")
+    report = tr.probe(n=16, seed=0)
+    assert report.passed and report.baked == [] and report.baked_constants == {}
+    assert report.sensitivity == {"result": {"state": (True, True)}}
+    assert report.outputs["result"].max_abs_err < 1e-9
+    assert "passed" in str(report)
+
+
+def test_probe_is_deterministic_for_a_seed(seed_namespace):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    first, again, other = tr.probe(seed=7), tr.probe(seed=7), tr.probe(seed=8)
+    assert first.outputs["result"].first_mismatch.expected == again.outputs["result"].first_mismatch.expected
+    assert first.outputs["result"].max_abs_err == again.outputs["result"].max_abs_err
+    assert first.outputs["result"].first_mismatch.expected != other.outputs["result"].first_mismatch.expected
+    assert tr.probe().seed != tr.probe().seed  # no seed: a fresh one each time, reported for replay
+
+
+# ------------------------------------------------------------------------------------------
+# one test per hazard kind
+# ------------------------------------------------------------------------------------------
+
+def test_untraced_call_is_exposed():
+    tr = trace("y = x * 0.1 + np.interp(x, [0, 1], [0, 10])", x=X)
+    report = tr.probe(seed=0)
+    assert report.baked == ["y"]
+    assert [(c.node, c.kind, c.line) for c in report.baked_constants["y"]] == [("baked0", "constant", 1)]
+
+
+def test_broken_chain_is_exposed():
+    tr = trace("s = x[0]\ny = x * s", x=X)
+    assert [h.kind for h in tr.hazards] == ["broken-chain"]
+    report = tr.probe(seed=0)
+    assert report.baked == ["y"]
+    assert [(c.node, c.line, c.hazard_lines) for c in report.baked_constants["y"]] == [("baked0", 1, (1,))]
+    m = report.outputs["y"].first_mismatch
+    x = m.inputs["node"]["x"]
+    assert m.expected == pytest.approx(float(x[m.index] * x[0]))  # the eager cell uses the new x[0]
+    assert m.got == pytest.approx(float(x[m.index] * X[0]))  # the graph multiplies by the traced one
+
+
+def test_iteration_bakes_every_element():
+    tr = trace("acc = x * 0\nfor v in x:\n    acc = acc + v\ny = acc", x=X)
+    report = tr.probe(seed=0)
+    assert report.baked == ["y"]
+    assert sorted(c.node for c in report.baked_constants["y"]) == ["baked0", "baked1", "baked2", "baked3"]
+
+
+def test_reversed_slice_is_exposed_in_the_wrong_order():
+    tr = trace("y = x[::-1] * 2", x=X)
+    report = tr.probe(seed=0)
+    assert not report.passed
+    assert report.baked == []  # nothing is frozen: the graph reads the input in the wrong order
+    m = report.outputs["y"].first_mismatch
+    x = m.inputs["node"]["x"]
+    assert m.expected == pytest.approx(float((x[::-1] * 2)[m.index]))
+    assert m.got == pytest.approx(float((x * 2)[m.index]))
+    assert report.hazards == []  # explained by the reversed-slice hazard on that getitem
+    assert full_probe_passes("y = x[::-1] * 2")
+
+
+def test_value_extraction_is_exposed_as_an_inlined_literal():
+    tr = trace("y = x * x[0:1].item()", x=X)
+    assert [h.kind for h in tr.hazards] == ["value-extraction"]
+    report = tr.probe(seed=0)
+    assert report.baked == ["y"]
+    [const] = report.baked_constants["y"]
+    assert (const.node, const.kind, const.line, const.hazard_lines) == ("mul", "literal", 1, (1,))
+    assert "0.5" in const.traced and "0.5" not in const.retraced
+
+
+def test_data_dependent_branch_is_exposed_by_an_input_taking_the_other_branch():
+    src = "if x.sum() > 0:\n    y = x * 2\nelse:\n    y = x - 1"
+    tr = trace(src, x=POSITIVE)
+    assert "data-dependent-branch" in [h.kind for h in tr.hazards]
+    assert tr.probe(seed=0, ranges={"x": (0.1, 1.0)}).passed  # the traced branch alone looks fine
+    report = tr.probe(seed=0, ranges={"x": (-2.0, -1.0)})
+    assert report.baked == ["y"]
+    assert [(c.kind, c.line) for c in report.baked_constants["y"]] == [("branch", 1)]
+    m = report.outputs["y"].first_mismatch
+    x = m.inputs["node"]["x"]
+    assert m.expected == pytest.approx(float(x[m.index] - 1))
+    assert m.got == pytest.approx(float(x[m.index] * 2))
+    assert report.hazards == []
+
+
+def test_untraced_output_is_exposed():
+    tr = trace("y = np.interp(x, [0, 1], [0, 10])", x=X)
+    assert "untraced-output" in [h.kind for h in tr.hazards]
+    report = tr.probe(seed=0)
+    assert report.baked == ["y"]
+    assert report.sensitivity["y"]["x"] == (True, False)
+    assert [c.node for c in report.baked_constants["y"]] == ["baked0"]
+
+
+def test_numpy_scalar_bakes_nothing_so_the_probe_passes():
+    tr = trace("y = x * np.float32(2.0)", x=X)
+    assert [(h.kind, h.severity) for h in tr.hazards] == [("numpy-scalar", "error")]
+    report = tr.probe(seed=0)
+    assert report.passed and report.baked == []
+
+
+def full_probe_passes(src):
+    return trace(src, profile="full", x=X).probe(seed=0).passed
+
+
+def test_sensitivity_names_the_input_whose_dependence_was_baked():
+    src = "y = a + np.interp(b, [0, 1], [0, 10])"
+    tr = ln.trace_cell(src, {"np": np, "a": X.copy(), "b": POSITIVE.copy()}, inputs=["a", "b"], outputs=["y"])
+    report = tr.probe(seed=0)
+    assert report.sensitivity == {"y": {"a": (True, True), "b": (True, False)}}
+    assert report.baked == ["y"]
+
+
+def test_each_node_of_a_multi_node_cell_is_probed_on_its_own_inputs():
+    cell = '''\
+a = annotate.input_tensors("pre", {"x": x_in, "k": k_in})
+y = a["x"] * 2.0 + a["k"]
+annotate.output_tensors("pre", {"y": y})
+b = annotate.input_tensors("post", {"z": y})
+w = b + np.interp(b, [0, 1], [0, 10])
+annotate.output_tensors("post", {"w": w, "m": np.mean(b, axis=0, keepdims=True)})
+'''
+    namespace = {"np": np, "x_in": POSITIVE.copy(), "k_in": np.array([1, 2, 3, 4], np.int32)}
+    tr = ln.trace_cell(cell, namespace)
+    report = tr.probe(seed=1, ranges={"k": (0, 5), "post/z": (0.0, 1.0)})
+    assert list(report.outputs) == ["pre/y", "post/w", "post/m"]
+    assert report.failed == ["post/w"] and report.baked == ["post/w"]
+    assert report.sensitivity["pre/y"] == {"x": (True, True), "k": (True, True)}
+    assert report.sensitivity["post/w"] == {"z": (True, False)}
+    assert report.ranges["pre/k"] == (0, 5) and report.ranges["post/z"] == (0.0, 1.0)
+    assert report.n == 16
+
+
+# ------------------------------------------------------------------------------------------
+# semantic mismatches: a wrong lookup row that only fresh inputs reveal
+# ------------------------------------------------------------------------------------------
+
+def _positive_only(t):
+    return t[t > 0]
+
+
+def _abs_promoting(t):
+    return torch.abs(t) if bool((t >= 0).all()) else torch.abs(t).to(torch.float64)
+
+
+def test_wrong_value_row_is_caught_as_semantic_mismatch(monkeypatch):
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.subtract], build=ops.elementwise(torch.add))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.subtract, wrong)
+    tr = trace("z = x * 3.0\ny = z - x", x=X)
+    assert tr.ok  # nothing at trace time says the graph is wrong
+    report = tr.probe(seed=0)
+    assert not report.passed and report.baked == []
+    [hazard] = report.hazards
+    assert hazard in tr.nodes["node"].hazards and not tr.ok
+    assert (hazard.kind, hazard.severity, hazard.line) == ("semantic-mismatch", "error", 2)
+    assert hazard.code == "y = z - x"
+    m = report.outputs["y"].first_mismatch
+    x = m.inputs["node"]["x"]
+    assert m.expected == pytest.approx(float(2 * x[m.index]))
+    assert m.got == pytest.approx(float(4 * x[m.index]))
+    assert f"NumPy gives {m.expected!r}, the graph gives {m.got!r}" in hazard.message
+    assert "line 2" in hazard.fix
+    tr.probe(seed=1)
+    assert [h.kind for h in tr.hazards].count("semantic-mismatch") == 1  # reported once per line
+
+
+def test_wrong_shape_row_is_caught_as_semantic_mismatch(monkeypatch):
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.maximum], build=lambda ctx: ctx.call(_positive_only,
+                                                                                        ctx.tensor("x0")))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.maximum, wrong)
+    tr = trace("y = np.maximum(x, 0.0)", x=POSITIVE)
+    assert tr.ok  # on the all-positive trace inputs the shapes agree
+    report = tr.probe(seed=0, ranges={"x": (-1.0, 1.0)})
+    check = report.outputs["y"]
+    assert not check.shape_ok and check.first_mismatch.what == "shape"
+    assert check.first_mismatch.expected == (4,) and check.first_mismatch.got != (4,)
+    [hazard] = report.hazards
+    assert hazard.kind == "semantic-mismatch" and hazard.line == 1
+    assert "shape: NumPy gives (4,)" in hazard.message
+
+
+def test_wrong_dtype_row_is_caught_as_semantic_mismatch(monkeypatch):
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.absolute], build=lambda ctx: ctx.call(_abs_promoting,
+                                                                                         ctx.tensor("x0")))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.absolute, wrong)
+    tr = trace("y = np.abs(x) + 1.0", x=POSITIVE)
+    assert tr.ok
+    report = tr.probe(seed=0, ranges={"x": (-1.0, 1.0)})
+    check = report.outputs["y"]
+    assert check.shape_ok and not check.dtype_ok
+    assert (check.first_mismatch.what, check.expected, check.got) == ("dtype", "float32", "float64")
+    assert check.max_abs_err < 1e-6  # the values agree: only the dtype is wrong
+    [hazard] = report.hazards
+    assert hazard.kind == "semantic-mismatch" and "dtype: NumPy gives float32, the graph gives float64" in \
+        hazard.message
+
+
+def _fails_on_negative(t):
+    if bool((t < 0).any()):
+        raise RuntimeError("negative input")
+    return torch.sqrt(t)
+
+
+def test_a_graph_that_raises_on_fresh_inputs_is_a_semantic_mismatch(monkeypatch):
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.sqrt], build=lambda ctx: ctx.call(_fails_on_negative,
+                                                                                     ctx.tensor("x0")))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.sqrt, wrong)
+    tr = trace("y = np.sqrt(x)", x=POSITIVE)
+    report = tr.probe(seed=0, ranges={"x": (-1.0, 1.0)})
+    check = report.outputs["y"]
+    assert check.first_mismatch.what == "error" and "RuntimeError: negative input" in check.got
+    [hazard] = report.hazards
+    assert "the graph raises: RuntimeError: negative input" in hazard.message
+
+
+def test_two_outputs_broken_on_one_line_share_one_hazard(monkeypatch):
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.subtract], build=ops.elementwise(torch.add))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.subtract, wrong)
+    tr = ln.trace_cell("y, z = x - 1.0, x - 2.0", {"np": np, "x": X}, inputs=["x"], outputs=["y", "z"])
+    report = tr.probe(seed=0)
+    assert report.failed == ["y", "z"]
+    # x + 1 moves with x exactly as x - 1 does: a wrong offset is not a baked value
+    assert report.sensitivity == {"y": {"x": (True, True)}, "z": {"x": (True, True)}} and report.baked == []
+    [hazard] = report.hazards
+    assert hazard.line == 1 and "output 'y'" in hazard.message and "output 'z'" in hazard.message
+    assert len(hazard.graph_nodes) == 2
+
+
+# ------------------------------------------------------------------------------------------
+# inputs, progress, arguments
+# ------------------------------------------------------------------------------------------
+
+def test_ranges_are_derived_from_the_traced_values(seed_namespace):
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    lo, hi = input_ranges(tr)["state"]
+    assert lo == pytest.approx(0.02) and hi == pytest.approx(0.98)  # [0.1, 0.9] padded by 10%, sign kept
+    namespace = {"np": np, "c": np.full(3, 5.0), "i": np.array([3, 1, 4], np.int32), "f": np.array([True])}
+    tr = ln.trace_cell("y = c * i + f", namespace, inputs=["c", "i", "f"], outputs=["y"])
+    assert input_ranges(tr) == {"c": (2.5, 7.5), "i": (0, 5), "f": None}  # degenerate range widened
+    drawn = draw_inputs(tr, np.random.default_rng(0), {"c": (-1, 1)})["node"]
+    assert drawn["c"].dtype == np.float64 and drawn["i"].dtype == np.int32 and drawn["f"].dtype == np.bool_
+    assert np.all(np.abs(drawn["c"]) <= 1) and np.all((drawn["i"] >= 0) & (drawn["i"] <= 5))
+
+
+def test_user_ranges_bound_every_probe_input():
+    seen = []
+    tr = trace("y = np.sqrt(x)", x=POSITIVE)
+    real = tr.run_eager
+
+    def spy(inputs):
+        seen.append(inputs["node"]["x"].copy())
+        return real(inputs)
+
+    tr.run_eager = spy
+    report = tr.probe(n=8, seed=0, ranges={"x": (4.0, 9.0)})
+    assert report.passed and len(seen) == 8
+    values = np.concatenate(seen)
+    assert values.min() >= 4.0 and values.max() <= 9.0
+    # consecutive probes differ in exactly one input: here the only one, redrawn every time
+    assert all(not np.array_equal(a, b) for a, b in zip(seen, seen[1:], strict=False))
+
+
+def test_progress_callback_counts_every_probe():
+    calls = []
+    report = trace("y = x * 2", x=X).probe(n=5, seed=0, progress=lambda *args: calls.append(args))
+    assert calls == [(i, 5) for i in range(1, 6)] and report.n == 5
+    assert trace("y = x * 2", x=X).probe(n=3, seed=0, progress=True).passed
+
+
+def test_probe_runs_at_least_once_per_input_plus_one():
+    namespace = {"np": np, "a": X, "b": X, "c": X}
+    tr = ln.trace_cell("y = a + b + c", namespace, inputs=["a", "b", "c"], outputs=["y"])
+    report = tr.probe(n=1, seed=0)
+    assert report.n == 4 and all(v == (True, True) for v in report.sensitivity["y"].values())
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"n": 0}, "positive int"),
+    ({"seed": -1}, "non-negative"),
+    ({"ranges": {"nope": (0, 1)}}, "not a traced input"),
+    ({"ranges": {"x": (1, 0)}}, "low <= high"),
+    ({"ranges": [("x", (0, 1))]}, "dict"),
+    ({"progress": "yes"}, "callable"),
+])
+def test_bad_arguments_say_what_to_do(kwargs, text):
+    with pytest.raises(ln.TraceError, match=text):
+        trace("y = x * 2", x=X).probe(**kwargs)
+
+
+def test_a_cell_that_raises_on_fresh_inputs_says_to_narrow_the_ranges():
+    src = "if float(np.min(x)) <= 0:\n    raise ValueError('needs positive x')\ny = np.log(x)"
+    tr = trace(src, x=POSITIVE)
+    with pytest.raises(ln.CellError, match=r"probe 0 \(seed 0\).*needs positive x.*ranges=") as info:
+        tr.probe(seed=0, ranges={"x": (-1.0, 0.0)})
+    assert info.value.line == 2
