@@ -293,10 +293,18 @@ def _yaml_text(trace: Any, report: Any, models: dict[str, tuple[str, Path]], val
             parameters["opset_version"] = ONNX_OPSET
         described[node.name] = {"inputs": [_tensor(s) for s in node.inputs],
                                 "outputs": [_tensor(s) for s in node.outputs], "parameters": parameters}
-    # Each node's inputs are pipeline inputs: the trace does not record which output fed which input.
-    pipeline = {"data_flow": {}, "feedback_flow": {},
-                "inputs": {n.name: _Flow(s.name for s in n.inputs) for n in nodes},
-                "outputs": {n.name: _Flow(s.name for s in n.outputs) for n in nodes}}
+    # An input fed by another node's output in the same cell is a data_flow edge; the rest are pipeline
+    # inputs. Outputs no node consumes are pipeline outputs (LEAPP's InferenceManager requires every
+    # output to be routed one way or the other).
+    data_flow: dict[str, list[str]] = {}
+    for n in nodes:
+        for input_name, source in getattr(n, "sources", {}).items():
+            data_flow.setdefault(source, _Flow()).append(f"{n.name}/{input_name}")
+    inputs = {n.name: _Flow(s.name for s in n.inputs if s.name not in getattr(n, "sources", {})) for n in nodes}
+    outputs = {n.name: _Flow(s.name for s in n.outputs if f"{n.name}/{s.name}" not in data_flow) for n in nodes}
+    pipeline = {"data_flow": data_flow, "feedback_flow": {},
+                "inputs": {k: v for k, v in inputs.items() if v},
+                "outputs": {k: v for k, v in outputs.items() if v}}
     probe = {"n": report.n, "seed": report.seed, "passed": report.passed, "failed": _Flow(report.failed),
              "baked": _Flow(report.baked)}
     hazards = [{key: value for key, value in h.to_dict().items() if key not in ("fix", "graph_nodes")}

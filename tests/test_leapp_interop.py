@@ -80,3 +80,25 @@ annotate.output_tensors("post", {"w": np.tanh(b) - np.mean(b, axis=0, keepdims=T
     got = run(manager, feed)
     np.testing.assert_allclose(got["pre/y"], expected["pre"]["y"], rtol=1e-12)
     np.testing.assert_allclose(got["post/w"], expected["post"]["w"], rtol=1e-6)
+
+
+def test_a_node_fed_by_another_nodes_output_is_a_data_flow_edge_leapp_runs(tmp_path):
+    cell = '''\
+obs = annotate.input_tensors("pre", {"raw": raw})
+scaled = (obs - 0.5) * 2.0
+annotate.output_tensors("pre", {"scaled": scaled, "energy": np.sum(obs * obs, keepdims=True)})
+act_in = annotate.input_tensors("post", {"obs": scaled})
+annotate.output_tensors("post", {"action": np.tanh(act_in)})
+'''
+    tr = ln.trace_cell(cell, {"np": np, "raw": np.array([0.1, 0.5, 0.9], np.float32)})
+    assert tr.nodes["post"].sources == {"obs": "pre/scaled"}
+    yaml_path = tr.export(tmp_path, name="chain")[-1]
+    text = yaml_path.read_text()
+    assert "pre/scaled: [post/obs]" in text
+    manager = inference_manager(yaml_path)
+    assert manager.inputs == ["pre/raw"]
+    assert sorted(manager.outputs) == ["post/action", "pre/energy"]
+    fresh = np.array([0.3, -0.4, 1.1], np.float32)
+    got = run(manager, {"pre/raw": fresh})
+    np.testing.assert_allclose(got["post/action"], np.tanh((fresh - 0.5) * 2.0), rtol=1e-6)
+    np.testing.assert_allclose(got["pre/energy"], np.sum(fresh * fresh, keepdims=True), rtol=1e-6)

@@ -8,7 +8,6 @@ when it ends, whatever happened.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import operator
 import os
@@ -39,6 +38,10 @@ def fingerprint(array: np.ndarray) -> int:
     return hash(np.ascontiguousarray(array).tobytes())
 
 
+_TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
+_DTYPE_NAMES: dict[np.dtype, str] = {}  # dtype.name is a slow Python property in NumPy
+
+
 class _RecordingGraph(torch.fx.Graph):
     """An fx Graph without the per-node scan for symbolic values, which the tracer never creates.
 
@@ -51,7 +54,9 @@ class _RecordingGraph(torch.fx.Graph):
             return super().create_node(op, target, args, kwargs, name, type_expr)
         args = args or ()
         kwargs = kwargs or {}
-        candidate = name if name is not None else self._target_to_str(target)
+        candidate = name if name is not None else _TARGET_NAMES.get(target)
+        if candidate is None:
+            candidate = _TARGET_NAMES[target] = self._target_to_str(target)
         name = self._graph_namespace.create_name(candidate, None)
         node = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
         self._graph_namespace.associate_name_with_obj(name, node)
@@ -91,6 +96,7 @@ class NodeBuilder:
         self.n_const = 0
         self.closed = False
         self.export_with = "jit"
+        self.sources: dict[str, str] = {}
         self.node: Node | None = None
 
     # -------------------------------------------------------------- graph construction
@@ -102,6 +108,12 @@ class NodeBuilder:
         if any(spec.name == name for spec in self.inputs):
             raise TraceError(f"node '{self.name}' already has an input named '{name}'")
         array = _input_array(self.name, name, value)
+        if isinstance(value, TracedArray) and value._lb is not None and value._lb is not self and value._lb.closed:
+            producer = value._lb
+            for spec, out_node in zip(producer.outputs, producer.output_nodes, strict=True):
+                if out_node is value._ln:
+                    self.sources[name] = f"{producer.name}/{spec.name}"
+                    break
         placeholder = self.graph.placeholder(name)
         placeholder.meta.update(ln_input=name, ln_shape=array.shape, ln_dtype=array.dtype.name,
                                 ln_numpy="input", ln_torch="input")
@@ -229,14 +241,15 @@ class NodeBuilder:
             if not any(name in reaching for name in hazard.graph_nodes):
                 hazard.severity = "warning"
                 hazard.message += " Its result does not reach any output of the node."
+        # The dtype pass runs on the bare graph, so fx generates the module's code once, after it.
+        _DtypePass(self.root, self.graph, self).run(*[torch.from_numpy(np.asarray(a, order="C"))
+                                                      for a in self.sample_inputs.values()])
         module = torch.fx.GraphModule(self.root, self.graph, class_name=f"LeappNode_{_identifier(self.name)}")
-        _DtypePass(module, self).run(*[torch.from_numpy(np.asarray(a, order="C"))
-                                       for a in self.sample_inputs.values()])
-        module.recompile()
         hazards = sorted(self.hazards.values(), key=lambda h: (h.line or 0, h.kind))
         self.node = Node(name=self.name, graph=module, inputs=list(self.inputs), outputs=list(self.outputs),
                          hazards=hazards, sample_inputs=dict(self.sample_inputs),
-                         sample_outputs=dict(self.sample_outputs), export_with=self.export_with)
+                         sample_outputs=dict(self.sample_outputs), export_with=self.export_with,
+                         sources=dict(self.sources))
         return self.node
 
 
@@ -247,8 +260,8 @@ class _DtypePass(torch.fx.Interpreter):
     ``semantic-mismatch`` hazard at the line that made the call.
     """
 
-    def __init__(self, module: torch.fx.GraphModule, builder: NodeBuilder):
-        super().__init__(module)
+    def __init__(self, root: torch.nn.Module, graph: torch.fx.Graph, builder: NodeBuilder):
+        super().__init__(root, graph=graph)
         self.builder = builder
 
     def run_node(self, n: torch.fx.Node) -> Any:
@@ -264,8 +277,8 @@ class _DtypePass(torch.fx.Interpreter):
             if want is not None and n.op != "placeholder":
                 want_torch = ops._NP_TO_TORCH.get(np.dtype(want))
                 if want_torch is not None and value.dtype != want_torch:
-                    with self.module.graph.inserting_after(n):
-                        cast = self.module.graph.call_method("to", (n, want_torch))
+                    with self.graph.inserting_after(n):
+                        cast = self.graph.call_method("to", (n, want_torch))
                     n.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
                     cast.meta.update({k: v for k, v in n.meta.items() if k.startswith("ln_")})
                     cast.meta.update(ln_torch="Tensor.to", ln_cast=True)
@@ -354,6 +367,7 @@ class Session:
         self.profile = profile
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
+        self._suspend = _Suspended(self)
         self.tainted: dict[int, tuple[Any, str]] = {}
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
@@ -393,13 +407,9 @@ class Session:
             frame = frame.f_back
         return None, location, helper
 
-    @contextlib.contextmanager
-    def eager(self) -> Iterator[None]:
-        self.suspended += 1
-        try:
-            yield
-        finally:
-            self.suspended -= 1
+    def eager(self) -> "_Suspended":
+        """``with sess.eager():`` runs NumPy untraced (a plain object: this sits on every recorded call)."""
+        return self._suspend
 
     def builder(self, name: str) -> NodeBuilder:
         if not isinstance(name, str) or not name:
@@ -419,7 +429,7 @@ class Session:
                     helper: str | None = None) -> Any:
         """A graph value for ``value`` as used inside ``builder``'s node: its node when traced there;
         a baked constant when it came from traced data some other way; a genuine constant otherwise."""
-        from .array import TracedArray
+        TracedArray = _array.TracedArray  # noqa: N806 - the class (array.py imports this module)
 
         if isinstance(value, TracedArray):
             if value._lb is builder and value._ln is not None:
@@ -497,15 +507,8 @@ class Session:
             scalar_text = None
         nodes: Any = None
         if recorded:
-            def emit(op: str, target: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None):
-                return builder.emit(op, target, args, kwargs, line=line, numpy=name, location=location,
-                                    helper=helper)
-
-            ctx = ops.BuildContext(params=params, eager=eager_params, result=result, emit=emit,
-                                   graph_value=lambda v: self.graph_value(builder, v, line, helper=helper),
-                                   constant=lambda v: builder.const(v, baked=False, origin=None, line=line,
-                                                                    helper=helper),
-                                   extra=extra or {})
+            ctx = ops.BuildContext(params, eager_params, result, extra or {}, session=self, builder=builder,
+                                   line=line, location=location, helper=helper, name=name)
             try:
                 nodes = row.build(ctx)
             except ops.Unsupported as exc:
@@ -534,7 +537,7 @@ class Session:
         return self.wrap(builder, result, nodes)
 
     def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
-        from .array import TracedArray
+        TracedArray = _array.TracedArray  # noqa: N806
 
         if isinstance(nodes, list):
             return type(result)(self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False))
@@ -550,7 +553,10 @@ class Session:
             traced._lver = self.versions.get(id(_root(array)), 0)
         if isinstance(nodes, torch.fx.Node):
             nodes.meta["ln_shape"] = array.shape
-            nodes.meta["ln_dtype"] = array.dtype.name
+            dtype_name = _DTYPE_NAMES.get(array.dtype)
+            if dtype_name is None:
+                dtype_name = _DTYPE_NAMES[array.dtype] = array.dtype.name
+            nodes.meta["ln_dtype"] = dtype_name
         return traced
 
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
@@ -967,6 +973,24 @@ def _key_text(key_tuple: tuple[Any, ...]) -> str:
     return "[" + ", ".join(p if p else ":" for p in parts) + "]"
 
 
+class _Suspended:
+    """The context manager ``Session.eager`` returns: NumPy calls inside it are not recorded."""
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def __enter__(self) -> None:
+        self.session.suspended += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        self.session.suspended -= 1
+
+
 def close_matches(name: str, candidates: Any) -> str:
     matches = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)], n=3)
     return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+
+
+from . import array as _array  # noqa: E402 - array.py imports this module; bound last to break the cycle

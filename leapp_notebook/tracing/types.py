@@ -84,10 +84,12 @@ class Node:
     sample_inputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     sample_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
     export_with: str = "jit"
+    # input name -> "node/output" when that input received another node's output in the same cell
+    sources: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         """Run the graph on NumPy arrays (in input order) and return NumPy arrays."""
         import torch
 
-        tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+        tensors = [torch.from_numpy(np.asarray(a, order="C")) for a in arrays]  # keeps 0-d arrays 0-d
         return tuple(t.numpy() for t in self.graph(*tensors))

@@ -1,0 +1,54 @@
+"""How values are written in labels and tables: shapes, value previews, probe results, clipped code."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+CODE_WIDTH = 48
+
+
+# Control characters are invalid in XML (Graphviz's HTML labels, SVG): shown as U+FFFD instead.
+CONTROL_CHARACTERS = {code: "\ufffd" for code in range(32) if chr(code) not in "\t\n\r"}
+
+
+def esc(text: Any) -> str:
+    """Text for an HTML-like label or an HTML page."""
+    return html.escape(str(text).translate(CONTROL_CHARACTERS), quote=True)
+
+
+def clip(text: str, width: int = CODE_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def shape_text(shape: list[int] | None) -> str:
+    if shape is None:
+        return "?"
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def preview_text(values: list[Any], size: int | None = None) -> str:
+    parts = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in values[:4]]
+    more = len(values) > 4 or (size is not None and size > len(values))
+    return "[" + ", ".join(parts) + (", …" if more else "") + "]"
+
+
+def probe_text(check: dict[str, Any]) -> str:
+    """One line for an output's probe result."""
+    if check["passed"]:
+        return "✔ probe passed"
+    reasons = []
+    if check.get("baked"):
+        reasons.append("baked: graph ignores an input")
+    if not check.get("shape_ok", True):
+        reasons.append("shape differs")
+    if not check.get("dtype_ok", True):
+        reasons.append("dtype differs")
+    if check.get("mismatches"):
+        of = f"/{check['n']}" if check.get("n") else ""
+        reasons.append(f"wrong in {check['mismatches']}{of} probes")
+    if check.get("max_abs_err") is not None:
+        err = check["max_abs_err"]
+        reasons.append(f"max |err| {err:.3g}" if isinstance(err, float) else f"max |err| {err}")
+    return "✖ PROBE FAILED · " + " · ".join(reasons)

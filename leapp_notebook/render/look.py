@@ -1,0 +1,61 @@
+"""The graph's look as data: one entry per vertex category, shared by the DOT, HTML and text renderers.
+
+Colour is never the only cue: every category also has an icon and a short tag printed in the label,
+and severity is a line style (errors solid and heavy, warnings dashed). The model copies the entries
+it uses into its ``legend``, so front ends (the JupyterLab extension) draw the same look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Look:
+    """How one vertex category is drawn: fill, border, icon and the tag written in its label."""
+
+    category: str
+    label: str
+    fill: str
+    border: str
+    icon: str
+    tag: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+LOOKS: dict[str, Look] = {
+    look.category: look
+    for look in [
+        Look("input", "node input", "#dbeafe", "#1d4ed8", "▶", "IN"),
+        Look("output", "node output (double border)", "#dcfce7", "#15803d", "◉", "OUT"),
+        Look("op", "recorded op: NumPy call → torch op", "#ffffff", "#6b7280", "", ""),
+        Look("constant", "genuine constant", "#e5e7eb", "#9ca3af", "●", "const"),
+        Look("baked", "baked constant: trace-time value frozen", "#fee2e2", "#b91c1c", "✖", "BAKED"),
+        Look("mismatch", "graph disagrees with NumPy", "#fee2e2", "#b91c1c", "≠", "MISMATCH"),
+        Look("broken", "broken chain: value left the graph", "#ffedd5", "#c2410c", "✂", "BROKEN CHAIN"),
+        Look("reversed", "reversed slice", "#f3e8ff", "#7e22ce", "⇄", "REVERSED SLICE"),
+        Look("portability", "LEAPP 0.7.2 would bake this", "#fef3c7", "#b45309", "⚠", "LEAPP WOULD BAKE"),
+        Look("collapsed", "collapsed group of unmarked ops", "#f3f4f6", "#9ca3af", "▸", "ops"),
+    ]
+}
+
+# The hazard kinds a category stands for; the first matching category wins (most serious first).
+CATEGORY_OF_KIND: dict[str, str] = {
+    "untraced-call": "baked",
+    "untraced-output": "baked",
+    "value-extraction": "broken",
+    "semantic-mismatch": "mismatch",
+    "broken-chain": "broken",
+    "data-dependent-branch": "broken",
+    "reversed-slice": "reversed",
+    "numpy-scalar": "portability",
+}
+PRIORITY = ("baked", "mismatch", "broken", "reversed", "portability")
+
+SEVERITY_ICON = {"error": "✖", "warning": "⚠"}
+PROBE_FAILED = "#dc2626"
+PROBE_PASSED = "#15803d"
+SELECTED = "#2563eb"

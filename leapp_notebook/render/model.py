@@ -1,0 +1,400 @@
+"""The graph model: one JSON-serializable dict per trace, the only thing the renderers read.
+
+``graph_model(trace)`` walks each node's fx graph once (linear in nodes + edges) and writes down
+what every renderer needs: vertices (inputs, ops, constants, outputs) with their NumPy call, torch op,
+shape, dtype, source line and hazard marks; edges with shapes, plus dashed "not recorded" edges from
+the values a baked constant was computed from outside the graph; groups of vertices by helper
+function or source line (DOT clusters, collapsible HTML sections); the hazards; the last probe's
+result per output; and the legend entries the graph uses. The schema is described in docs/graph.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Callable
+
+from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
+
+SCHEMA = "leapp-trace-graph/1"
+MIME_TYPE = "application/vnd.leapp.trace+json"
+
+
+def hazard_category(kind: str, severity: str) -> str:
+    """The look of a vertex a hazard touches: a LEAPP-portability warning is amber, the rest by kind."""
+    if kind == "untraced-call" and severity == "warning":
+        return "portability"
+    return CATEGORY_OF_KIND.get(kind, "baked")
+
+
+def graph_model(trace: Any) -> dict[str, Any]:
+    """The graph model of ``trace`` (a ``Trace``); a model dict is returned unchanged."""
+    if isinstance(trace, dict):
+        return trace
+    hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
+               for i, h in enumerate(trace.hazards)]
+    probe = _probe_model(getattr(trace, "last_probe", None))
+    lines = trace.source.splitlines()
+    nodes = [_node_model(index, node, hazards, probe, lines)
+             for index, node in enumerate(trace.nodes.values())]
+    severities = Counter(h["severity"] for h in hazards)
+    used = {"input", "op", "output"}
+    for node in nodes:
+        used.update(v["category"] for v in node["vertices"])
+    return {
+        "schema": SCHEMA,
+        "profile": trace.profile,
+        "ok": bool(trace.ok),
+        "summary": {
+            "nodes": len(nodes),
+            "ops": sum(node["ops"] for node in nodes),
+            "errors": severities.get("error", 0),
+            "warnings": severities.get("warning", 0),
+            "probe": None if probe is None else ("passed" if probe["passed"] else "failed"),
+        },
+        "source": trace.source,
+        "nodes": nodes,
+        "hazards": hazards,
+        "probe": probe,
+        "legend": [LOOKS[c].to_dict() for c in LOOKS if c in used],
+    }
+
+
+def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
+                lines: list[str]) -> dict[str, Any]:
+    prefix = f"{index}/"
+    marks: dict[str, list[int]] = {}
+    for hazard in hazards:
+        if hazard["node"] == node.name:
+            for name in hazard["graph_nodes"]:
+                marks.setdefault(name, []).append(hazard["id"])
+    probe_outputs = _probe_outputs(probe, node.name)
+    baked_by_probe: dict[str, list[str]] = {}
+    for output, check in probe_outputs.items():
+        for const in check.get("baked_constants", ()):
+            baked_by_probe.setdefault(const, []).append(output)
+
+    vertices: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    ids: dict[str, dict[str, Any]] = {}
+    groups: list[dict[str, Any]] = []
+    ops = 0
+    for fx in node.graph.graph.nodes:
+        if fx.op == "output":
+            vertices.extend(_output_vertices(prefix, node, fx, ids, hazards, probe_outputs, edges))
+            continue
+        meta = fx.meta
+        role = {"placeholder": "input", "get_attr": "constant"}.get(fx.op, "op")
+        ops += role == "op"
+        shape, dtype = _shape_dtype(meta)
+        line = meta.get("ln_line")
+        vertex: dict[str, Any] = {
+            "id": prefix + fx.name,
+            "name": fx.name,
+            "role": role,
+            "numpy": meta.get("ln_numpy") or fx.name,
+            "torch": meta.get("ln_torch") or str(fx.target),
+            "line": line,
+            "helper": meta.get("ln_helper"),
+            "location": meta.get("ln_location"),
+            "shape": shape,
+            "dtype": dtype,
+            "cast": bool(meta.get("ln_cast")),
+            "hazards": marks.get(fx.name, []),
+            "group": None,
+        }
+        if role == "constant":
+            vertex.update(constant=meta.get("ln_const", "genuine"), origin=meta.get("ln_origin"),
+                          preview=[_json_number(v) for v in meta.get("ln_preview") or ()],
+                          code=_line_text(lines, line))
+            if fx.name in baked_by_probe:
+                vertex["probe_baked"] = baked_by_probe[fx.name]
+        vertex["category"] = _category(vertex, hazards)
+        ids[fx.name] = vertex
+        vertices.append(vertex)
+        for source in fx.all_input_nodes:
+            edges.append(_edge(ids[source.name], vertex, "data"))
+        for source_name in meta.get("ln_from") or ():
+            if source_name in ids:
+                edges.append(_edge(ids[source_name], vertex, "not-recorded"))
+        if role != "input":
+            _add_to_group(groups, prefix, vertex, lines)
+    for group in groups:
+        _finish_group(group)
+    return {
+        "index": index,
+        "name": node.name,
+        "export_with": getattr(node, "export_with", "jit"),
+        "inputs": [_spec(s) for s in node.inputs],
+        "outputs": [_spec(s) for s in node.outputs],
+        "ops": ops,
+        "vertices": vertices,
+        "edges": edges,
+        "groups": groups,
+        "hazards": [h["id"] for h in hazards if h["node"] == node.name],
+    }
+
+
+def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, Any]],
+                     hazards: list[dict[str, Any]], probe_outputs: dict[str, dict[str, Any]],
+                     edges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One vertex per node output (the fx output node returns them as one tuple), with its edge."""
+    values = fx.args[0] if fx.args else ()
+    if not isinstance(values, (tuple, list)):
+        values = (values,)
+    vertices = []
+    for spec, value in zip(node.outputs, values, strict=False):
+        producer = ids.get(getattr(value, "name", None))
+        vertex = {
+            "id": f"{prefix}out:{spec.name}",
+            "name": spec.name,
+            "role": "output",
+            "numpy": "output",
+            "torch": "output",
+            "line": fx.meta.get("ln_line"),
+            "helper": None,
+            "location": None,
+            "shape": list(spec.shape),
+            "dtype": spec.dtype,
+            "cast": False,
+            "hazards": [i for i in (producer or {}).get("hazards", ())
+                        if hazards[i]["kind"] == "untraced-output"],
+            "group": None,
+            "probe": probe_outputs.get(spec.name),
+        }
+        vertex["category"] = _category(vertex, hazards)
+        vertices.append(vertex)
+        if producer is not None:
+            edges.append(_edge(producer, vertex, "data"))
+    return vertices
+
+
+def _category(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str:
+    found = {hazards[i]["category"] for i in vertex["hazards"]}
+    if vertex.get("constant") == "baked":
+        found.add("baked")
+    for category in PRIORITY:
+        if category in found:
+            return category
+    if vertex["role"] == "constant":
+        return "constant"
+    return vertex["role"]
+
+
+def call_summary(vertices: list[dict[str, Any]]) -> tuple[int, int, str]:
+    """(ops, constants, the three most frequent calls) of a set of vertices: ``np.add ×20, np.mul, …``."""
+    calls = Counter(v["numpy"] for v in vertices if v["role"] == "op")
+    top = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in calls.most_common(3))
+    ops = sum(calls.values())
+    return ops, sum(v["role"] == "constant" for v in vertices), top + (", …" if len(calls) > 3 else "")
+
+
+def severity_of(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str | None:
+    """The most serious severity among the hazards marking ``vertex`` (None when unmarked)."""
+    severities = {hazards[i]["severity"] for i in vertex["hazards"]}
+    if "error" in severities:
+        return "error"
+    if severities:
+        return "warning"
+    return "error" if vertex.get("constant") == "baked" else None
+
+
+def is_marked(vertex: dict[str, Any]) -> bool:
+    """Whether a vertex carries something the user must see (it stays visible when its group collapses)."""
+    probe = vertex.get("probe")
+    return bool(vertex["hazards"]) or vertex["category"] not in ("op", "constant") \
+        or bool(vertex.get("probe_baked")) or (probe is not None and not probe.get("passed", True))
+
+
+def _edge(source: dict[str, Any], target: dict[str, Any], kind: str) -> dict[str, Any]:
+    return {"source": source["id"], "target": target["id"], "shape": source["shape"],
+            "dtype": source["dtype"], "kind": kind}
+
+
+def _add_to_group(groups: list[dict[str, Any]], prefix: str, vertex: dict[str, Any],
+                  lines: list[str]) -> None:
+    """Put ``vertex`` in the current group when it comes from the same helper or line, else open a group.
+
+    Groups are runs of consecutive graph nodes, so a helper called twice, or a line run by a loop,
+    gives one group per call or pass: clusters then follow the data flow instead of folding it back.
+    """
+    helper, line = vertex["helper"], vertex["line"]
+    if helper:
+        key: tuple[str, Any] = ("helper", helper)
+    elif line is not None:
+        key = ("line", line)
+    else:
+        return
+    group = groups[-1] if groups and groups[-1]["key"] == key else None
+    if group is None:
+        group = {
+            "id": f"{prefix}g{len(groups)}",
+            "key": key,
+            "kind": key[0],
+            "helper": helper,
+            "line": line,
+            "code": _line_text(lines, line) if not helper else "",
+            "vertices": [],
+            "members": [],
+        }
+        groups.append(group)
+    group["vertices"].append(vertex["id"])
+    group["members"].append(vertex)
+    vertex["group"] = group["id"]
+    if helper and line is not None:
+        low, high = group.setdefault("lines", [line, line])
+        group["lines"] = [min(low, line), max(high, line)]
+
+
+def _finish_group(group: dict[str, Any]) -> None:
+    members = group.pop("members")
+    del group["key"]
+    group["ops"], _, group["summary"] = call_summary(members)
+    group["marked"] = any(is_marked(v) for v in members)
+    group["hazards"] = sorted({i for v in members for i in v["hazards"]})
+    if group["kind"] == "helper":
+        span = group.get("lines")
+        where = "" if span is None else f" · line {span[0]}" if span[0] == span[1] \
+            else f" · lines {span[0]}–{span[1]}"
+        group["label"] = f"{group['helper']}(){where}"
+    else:
+        group["label"] = f"line {group['line']}: {group['code'].strip()}"
+
+
+def _shape_dtype(meta: dict[str, Any]) -> tuple[list[int] | None, str | None]:
+    val = meta.get("ln_val")
+    if val is not None:
+        return list(val[0]), str(val[1])
+    shape = meta.get("ln_shape")
+    return (list(shape) if shape is not None else None), meta.get("ln_dtype")
+
+
+def _spec(spec: Any) -> dict[str, Any]:
+    return {"name": spec.name, "shape": list(spec.shape), "dtype": str(spec.dtype)}
+
+
+def _line_text(lines: list[str], line: int | None) -> str:
+    if line is None or not 1 <= line <= len(lines):
+        return ""
+    return lines[line - 1]
+
+
+def _json_number(value: Any) -> Any:
+    """A value JSON can hold: non-finite floats and complex numbers become strings."""
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return number if math.isfinite(number) else str(number)
+
+
+# ------------------------------------------------------------------------------------------
+# the probe report (read defensively: probe.py owns its shape)
+# ------------------------------------------------------------------------------------------
+
+def _probe_model(report: Any) -> dict[str, Any] | None:
+    """The last probe's result: ``outputs`` keyed like the report (output name, or ``node/output``)."""
+    if report is None:
+        return None
+    baked = [str(key) for key in getattr(report, "baked", None) or ()]
+    baked_constants = getattr(report, "baked_constants", None) or {}
+    outputs = {}
+    for key, check in (getattr(report, "outputs", None) or {}).items():
+        key = str(key)
+        mismatches = int(getattr(check, "mismatches", 0) or 0)
+        shape_ok = bool(getattr(check, "shape_ok", True))
+        dtype_ok = bool(getattr(check, "dtype_ok", True))
+        passed = getattr(check, "passed", None)
+        if passed is None:
+            passed = not mismatches and shape_ok and dtype_ok
+        first = getattr(check, "first_mismatch", None)
+        outputs[key] = {
+            "passed": bool(passed) and key not in baked,
+            "max_abs_err": _json_number(getattr(check, "max_abs_err", None)),
+            "max_rel_err": _json_number(getattr(check, "max_rel_err", None)),
+            "mismatches": mismatches,
+            "shape_ok": shape_ok,
+            "dtype_ok": dtype_ok,
+            "baked": key in baked,
+            "baked_constants": [c if isinstance(c, str) else str(getattr(c, "node", "") or "")
+                                for c in baked_constants.get(key, ())],
+            "first_mismatch": first.describe() if hasattr(first, "describe") else None,
+            "n": getattr(report, "n", None),
+        }
+    return {
+        "passed": bool(getattr(report, "passed", False)),
+        "n": getattr(report, "n", None),
+        "seed": getattr(report, "seed", None),
+        "outputs": outputs,
+        "baked": baked,
+    }
+
+
+def _probe_outputs(probe: dict[str, Any] | None, node: str) -> dict[str, dict[str, Any]]:
+    """The probe's checks of ``node``'s outputs, by output name (keys are ``output`` or ``node/output``)."""
+    if probe is None:
+        return {}
+    found = {}
+    for key, check in probe["outputs"].items():
+        owner, slash, output = key.rpartition("/")
+        if slash and owner == node:
+            found[output] = check
+        elif not slash:
+            found.setdefault(key, check)
+    return found
+
+
+def fold(node: dict[str, Any], keep: Callable[[dict[str, Any]], bool],
+         collapse: bool) -> list[dict[str, Any]]:
+    """A node's groups as a renderer lays them out: items ``{"id", "label", "shown", "hidden", "groups"}``.
+
+    Without ``collapse`` every group shows all its vertices. With it, a group shows the vertices
+    ``keep`` accepts and hides the rest (as one summary), and consecutive groups that show nothing
+    merge into one item, so a long unmarked stretch of a cell becomes one box or one line.
+    """
+    by_id = {v["id"]: v for v in node["vertices"]}
+    items: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+
+    def close_run() -> None:
+        if run:
+            hidden = [by_id[i] for group in run for i in group["vertices"]]
+            label = run[0]["label"] if len(run) == 1 else _span_label(run)
+            items.append({"id": run[0]["id"], "label": label, "shown": [], "hidden": hidden,
+                          "groups": list(run)})
+            run.clear()
+
+    for group in node["groups"]:
+        members = [by_id[i] for i in group["vertices"]]
+        shown = [v for v in members if keep(v)] if collapse else members
+        if not shown:
+            run.append(group)
+            continue
+        close_run()
+        shown_ids = {v["id"] for v in shown}
+        hidden = [v for v in members if v["id"] not in shown_ids]
+        if len(hidden) == 1:
+            shown, hidden = members, []
+        items.append({"id": group["id"], "label": group["label"], "shown": shown, "hidden": hidden,
+                      "groups": [group]})
+    close_run()
+    return items
+
+
+def _span_label(groups: list[dict[str, Any]]) -> str:
+    lines = [g["line"] for g in groups if g["kind"] == "line"] \
+        or [n for g in groups for n in g.get("lines", ())]
+    helpers = sorted({g["helper"] for g in groups if g["helper"]})
+    where = f"lines {min(lines)}–{max(lines)}" if lines else f"{len(groups)} groups"
+    return where + (f" (with {', '.join(h + '()' for h in helpers)})" if helpers else "")
+
+
+def hazard_vertices(model: dict[str, Any], hazard_id: int) -> list[str]:
+    """The vertex ids a hazard marks (what the widget highlights when its row is selected)."""
+    hazard = model["hazards"][hazard_id]
+    return [v["id"] for node in model["nodes"] if node["name"] == hazard["node"]
+            for v in node["vertices"] if hazard_id in v["hazards"]]

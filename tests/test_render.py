@@ -1,0 +1,286 @@
+"""The graph model and its renderers: DOT (parsed by Graphviz), SVG, rich text, escaped HTML, mime bundle."""
+
+import html
+import json
+import re
+import shutil
+
+import graphviz
+import numpy as np
+import pytest
+from conftest import SEED_INTERP_CELL, trace
+
+import leapp_notebook as ln
+from leapp_notebook import render
+from leapp_notebook.render.look import LOOKS, PROBE_FAILED, SELECTED
+
+HAS_DOT = shutil.which("dot") is not None
+needs_dot = pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed")
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def seed_trace(seed_namespace):
+    def make(profile):
+        return ln.trace_cell(SEED_INTERP_CELL, dict(seed_namespace), profile=profile)
+    return make
+
+
+def vertex(model, name, node=0):
+    return next(v for v in model["nodes"][node]["vertices"] if v["name"] == name)
+
+
+def dot_svg(source):
+    return graphviz.Source(source).pipe(format="svg", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------ model
+
+def test_seed_model_marks_the_baked_interp_constant_at_its_line(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    assert model["schema"] == render.SCHEMA and model["profile"] == "leapp" and model["ok"] is False
+    assert model["summary"] == {"nodes": 1, "ops": 3, "errors": 1, "warnings": 0, "probe": None}
+    baked = vertex(model, "baked0")
+    assert baked["role"] == "constant" and baked["constant"] == "baked" and baked["category"] == "baked"
+    assert baked["line"] == 3 and "np.interp" in baked["code"] and baked["origin"] == "np.interp at line 3"
+    assert baked["preview"] == pytest.approx([0.4, 1.6, 5.2, 8.4])
+    hazard = model["hazards"][baked["hazards"][0]]
+    assert (hazard["kind"], hazard["severity"], hazard["line"]) == ("untraced-call", "error", 3)
+    assert render.hazard_vertices(model, hazard["id"]) == ["0/baked0"]
+
+
+def test_inputs_and_outputs_are_their_own_vertices_and_edges_carry_shapes(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    node = model["nodes"][0]
+    assert vertex(model, "state")["role"] == "input" and vertex(model, "result")["role"] == "output"
+    assert [s["name"] for s in node["inputs"]] == ["state"] and node["outputs"][0]["dtype"] == "float64"
+    edges = {(e["source"], e["target"]): e for e in node["edges"]}
+    assert edges[("0/state", "0/mul")]["shape"] == [4] and edges[("0/state", "0/mul")]["kind"] == "data"
+    assert edges[("0/add", "0/out:result")]["dtype"] == "float64"
+    # the baked constant was computed from the input outside the graph: a dashed "not recorded" edge
+    assert edges[("0/state", "0/baked0")]["kind"] == "not-recorded"
+    add = vertex(model, "add")
+    assert (add["numpy"], add["torch"], add["shape"], add["dtype"], add["line"]) == \
+        ("np.add", "torch.add", [4], "float64", 4)
+
+
+def test_full_profile_marks_the_interp_as_a_leapp_portability_warning(seed_trace):
+    model = render.graph_model(seed_trace("full"))
+    interp = vertex(model, "interp")
+    assert interp["category"] == "portability" and interp["torch"] == "ln.interp"
+    assert model["hazards"][interp["hazards"][0]]["severity"] == "warning"
+    assert {vertex(model, "const0")["category"], vertex(model, "const1")["category"]} == {"constant"}
+    assert [e["category"] for e in model["legend"]] == ["input", "output", "op", "constant", "portability"]
+
+
+def test_groups_are_runs_of_one_line_or_one_helper_call(seed_namespace):
+    source = ("def norm(v):\n    c = v - np.mean(v)\n    return c / 2.0\n"
+              "a = norm(x)\nb = x * 3.0\ny = norm(a + b)\n")
+    model = render.graph_model(trace(source, x=np.arange(4, dtype=np.float32)))
+    labels = [g["label"] for g in model["nodes"][0]["groups"]]
+    assert labels == ["norm() · lines 2–3", "line 5: b = x * 3.0", "line 6: y = norm(a + b)",
+                      "norm() · lines 2–3"]
+    first = model["nodes"][0]["groups"][0]
+    assert first["ops"] == 3 and first["summary"] == "np.mean, np.subtract, np.divide"
+
+
+@pytest.mark.parametrize("profile,severity", [("leapp", "error"), ("full", "warning")])
+def test_reversed_slices_are_purple_and_broken_chains_orange(profile, severity):
+    t = trace("r = x[::-1]\nc = x[0]\ny = r * c", profile=profile, x=np.arange(4, dtype=np.float32))
+    model = render.graph_model(t)
+    categories = {model["hazards"][i]["kind"]: v["category"] for v in model["nodes"][0]["vertices"]
+                  for i in v["hazards"]}
+    broken = "baked" if profile == "leapp" else "broken"  # LEAPP bakes the scalar; full keeps a 0-d value
+    assert categories == {"reversed-slice": "reversed", "broken-chain": broken}
+    assert {h["severity"] for h in model["hazards"]} == {severity}
+
+
+def test_model_is_json_and_every_renderer_reads_only_the_model(seed_trace):
+    t = seed_trace("leapp")
+    t.probe(n=4, seed=0)
+    model = json.loads(json.dumps(render.graph_model(t), allow_nan=False))
+    assert render.to_dot(model) == render.to_dot(t)
+    assert render.to_text(model) == render.to_text(t)
+    assert render.to_html(model) == render.to_html(t)
+
+
+def test_probe_marks_the_failing_output_and_the_constant_it_exposed(seed_trace):
+    t = seed_trace("leapp")
+    t.probe(n=6, seed=1)
+    model = render.graph_model(t)
+    assert model["summary"]["probe"] == "failed"
+    result = vertex(model, "result")["probe"]
+    assert result["passed"] is False and result["baked"] is True and result["mismatches"] == 6
+    assert vertex(model, "baked0")["probe_baked"] == ["result"]
+    dot = render.to_dot(model)
+    output_line = next(line for line in dot.splitlines() if "OUT result" in line)
+    assert f'color="{PROBE_FAILED}"' in output_line and "PROBE FAILED" in output_line
+
+
+def test_probe_pass_is_shown_on_the_output(seed_trace):
+    t = seed_trace("full")
+    t.probe(n=4, seed=1)
+    model = render.graph_model(t)
+    assert model["summary"]["probe"] == "passed" and vertex(model, "result")["probe"]["passed"] is True
+    assert "✔ probe passed" in render.to_dot(model)
+
+
+# ------------------------------------------------------------------------------------------ DOT / SVG
+
+@needs_dot
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_dot_of_the_seed_parses_with_graphviz(seed_trace, profile):
+    svg = dot_svg(render.to_dot(seed_trace(profile)))
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+
+
+def test_dot_draws_looks_with_a_cue_besides_colour(seed_trace):
+    leapp_dot = render.to_dot(seed_trace("leapp"))
+    baked_line = next(line for line in leapp_dot.splitlines() if "BAKED baked0" in line)
+    assert f'fillcolor="{LOOKS["baked"].fill}"' in baked_line and "diagonals" in baked_line
+    assert "✖ BAKED" in baked_line and 'penwidth="2.5"' in baked_line and "line 3: calibrated" in baked_line
+    assert re.search(r"v\d+ -> v\d+ \[style=dashed, .*not recorded", leapp_dot)
+    assert "subgraph cluster_" in leapp_dot and "Legend" in leapp_dot and 'label=" (4,)"' in leapp_dot
+    full_dot = render.to_dot(seed_trace("full"))
+    interp_line = next(line for line in full_dot.splitlines() if "→ ln.interp" in line)
+    assert "dashed" in interp_line and "⚠" in interp_line and LOOKS["portability"].fill in interp_line
+
+
+def test_highlight_emphasises_the_selected_hazards_vertices(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    dot = render.to_dot(model, highlight=render.hazard_vertices(model, 0))
+    baked_line = next(line for line in dot.splitlines() if "BAKED baked0" in line)
+    assert f'color="{SELECTED}"' in baked_line
+    assert SELECTED not in render.to_dot(model)
+
+
+@needs_dot
+def test_to_svg_gives_an_svg_document_and_none_without_dot(seed_trace, monkeypatch):
+    t = seed_trace("leapp")
+    svg = render.to_svg(t)
+    assert svg is not None and "<svg" in svg and "BAKED baked0" in svg
+    fragment = render.svg_fragment(svg)
+    assert fragment.startswith("<svg") and "<!--" not in fragment
+    monkeypatch.setenv("PATH", "")
+    assert render.to_svg(t) is None
+
+
+def big_cell(steps):
+    lines = ["def smooth(v):", "    return np.tanh(v * 0.5) + v / 3.0", "h = x * 1.0"]
+    for i in range(steps):
+        lines.append("h = h + np.interp(h, CIN, COUT) * 0.0" if i == steps // 2 else
+                     "h = smooth(h)" if i % 10 == 9 else f"h = np.maximum(h * 0.{1 + i % 7} - 0.25, h / 2.0)")
+    return "\n".join(lines + ["y = h"])
+
+
+def test_large_graphs_collapse_unmarked_runs_and_keep_hazards_visible():
+    t = ln.trace_cell(big_cell(100), {"np": np, "x": np.linspace(-1, 1, 8, dtype=np.float32),
+                                      "CIN": np.array([-1.0, 1.0]), "COUT": np.array([0.0, 1.0])},
+                      inputs=["x"], outputs=["y"])
+    model = render.graph_model(t)
+    assert model["summary"]["ops"] == 400 and len(model["nodes"][0]["groups"]) > 90
+    collapsed = render.to_dot(model)
+    assert collapsed.count("->") < 12 and "BAKED baked0" in collapsed
+    assert re.search(r"lines 3–5\d \(with smooth\(\)\)", collapsed) and "ops</B>" in collapsed
+    expanded = render.to_dot(model, collapse=False)
+    assert expanded.count("->") > 400
+    if HAS_DOT:
+        assert "BAKED baked0" in dot_svg(collapsed)
+    text = render.to_text(model)
+    assert "▸ " in text and "unmarked ops" in text and "baked0" in text and len(text.splitlines()) < 60
+
+
+def test_several_nodes_are_separate_clusters_with_their_own_probe_marks():
+    source = ('a = annotate.input_tensors("pre", {"x": x})\n'
+              'annotate.output_tensors("pre", {"b": np.interp(a, [0, 1], [0, 5]) + a})\n'
+              'c = annotate.input_tensors("post", {"b": b_in})\n'
+              'annotate.output_tensors("post", {"d": c + 1.0})\n')
+    t = ln.trace_cell(source, {"np": np, "x": np.linspace(0, 1, 3).astype(np.float32),
+                               "b_in": np.ones(3, np.float32)})
+    t.probe(n=5, seed=0)
+    model = render.graph_model(t)
+    assert [n["name"] for n in model["nodes"]] == ["pre", "post"]
+    assert vertex(model, "b", node=0)["id"] == "0/out:b" and vertex(model, "d", node=1)["id"] == "1/out:d"
+    assert set(model["probe"]["outputs"]) == {"pre/b", "post/d"}
+    assert vertex(model, "b", node=0)["probe"]["passed"] is False
+    assert vertex(model, "d", node=1)["probe"]["passed"] is True
+    assert vertex(model, "baked0", node=0)["probe_baked"] == ["b"]
+    dot = render.to_dot(model)
+    assert "subgraph cluster_n0" in dot and "subgraph cluster_n1" in dot
+
+
+# ------------------------------------------------------------------------------------------ text
+
+def test_text_has_summary_hazard_table_and_ops_without_ansi(seed_trace):
+    t = seed_trace("leapp")
+    text = str(t)
+    assert text == render.to_text(t) and "\x1b[" not in text
+    assert "1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run" in text
+    assert "untraced-call" in text and "calibrated = np.interp(state, CALIB_IN, CALIB_OUT)" in text
+    assert "fix:" in text and "split the node" in text
+    assert "add: np.add → torch.add  (4,) float64" in text and "✖ BAKED baked0" in text
+    assert "\x1b[" in render.to_text(t, color=True)
+
+
+# ------------------------------------------------------------------------------------------ HTML and escaping
+
+def payload_trace(profile="leapp"):
+    source = (f'x = annotate.input_tensors("{PAYLOAD}", {{"x": raw}})\n'
+              f'y = np.interp(x, CIN, COUT)  # {PAYLOAD} "quoted" & \'single\' \\N\n'
+              f'annotate.output_tensors("{PAYLOAD}", {{"y": y + x}})\n')
+    namespace = {"np": np, "raw": np.array([0.2, 0.6], np.float32), "CIN": np.array([0.0, 1.0]),
+                 "COUT": np.array([0.0, 5.0])}
+    return ln.trace_cell(source, namespace, profile=profile)
+
+
+def test_html_escapes_every_user_string(seed_trace):
+    t = payload_trace()
+    assert t.nodes[PAYLOAD].name == PAYLOAD and PAYLOAD in t.hazards[0].code
+    page = render.to_html(t)
+    assert PAYLOAD not in page and "<img" not in page
+    assert html.escape(PAYLOAD) in page and "&quot;quoted&quot; &amp; &#x27;single&#x27;" in page
+    assert "untraced-call" in page and "<details" in page
+
+
+@needs_dot
+def test_dot_and_svg_keep_user_strings_as_text():
+    t = payload_trace("full")
+    svg = render.to_svg(t)
+    assert "<img" not in svg and PAYLOAD not in svg and "onerror=alert(1)&gt;" in svg
+    bundle = render.mimebundle(t)
+    assert "<img" not in bundle["text/html"] and "<img" not in bundle["image/svg+xml"]
+
+
+def test_html_without_svg_lists_ops_in_collapsible_groups_and_a_legend(seed_trace):
+    page = render.to_html(seed_trace("leapp"))
+    assert page.count("<details") >= 3 and "line 4: result = state * 0.1 + calibrated" in page
+    assert "<details class=\"leapp-group\" style=\"margin-left:12px\" open>" in page  # the baked line is open
+    assert "legend" in page and LOOKS["baked"].fill in page
+
+
+# ------------------------------------------------------------------------------------------ mime bundle
+
+def test_mimebundle_offers_the_model_text_html_and_svg(seed_trace):
+    t = seed_trace("leapp")
+    bundle = t._repr_mimebundle_()
+    assert render.MIME_TYPE == "application/vnd.leapp.trace+json"
+    assert bundle[render.MIME_TYPE] == render.graph_model(t)
+    json.dumps(bundle[render.MIME_TYPE], allow_nan=False)
+    assert "untraced-call" in bundle["text/plain"] and "\x1b[" not in bundle["text/plain"]
+    assert "class=\"leapp-trace\"" in bundle["text/html"]
+    if HAS_DOT:
+        assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
+        assert "<svg" in bundle["text/html"] and "<?xml" not in bundle["text/html"]
+    else:
+        assert "image/svg+xml" not in bundle
+    assert t.to_dot() == render.to_dot(t)
+    without = render.mimebundle(t, svg=False)
+    assert "image/svg+xml" not in without and "<svg" not in without["text/html"]
+
+
+@needs_dot
+def test_control_characters_and_backslashes_in_code_do_not_break_graphviz():
+    t = trace("y = np.interp(x, CIN, COUT)  # bell \x01 \x07 and \\N \\l\n", x=np.ones(2, np.float32),
+              CIN=np.array([0.0, 1.0]), COUT=np.array([0.0, 1.0]))
+    svg = render.to_svg(t)
+    assert "\x01" not in svg and "\ufffd" in svg and "\\N \\l" in render.to_html(t)

@@ -1,0 +1,162 @@
+"""TraceWidget driven headless: its buttons call the Trace, and the widgets show what came back."""
+
+import html
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import SEED_INTERP_CELL
+
+import leapp_notebook as ln
+from leapp_notebook.render.look import PROBE_FAILED, SELECTED
+
+HAS_DOT = shutil.which("dot") is not None
+HAS_EXPORT = importlib.util.find_spec("leapp_notebook.export") is not None
+needs_export = pytest.mark.skipif(not HAS_EXPORT, reason="leapp_notebook.export is not written yet")
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def widget(seed_namespace):
+    def make(profile="leapp"):
+        return ln.TraceWidget(ln.trace_cell(SEED_INTERP_CELL, dict(seed_namespace), profile=profile))
+    return make
+
+
+def test_widget_shows_summary_graph_and_one_row_per_hazard(widget):
+    w = widget("leapp")
+    assert isinstance(w, ln.TraceWidget)
+    assert "1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run" in w.summary.value
+    assert "not exportable" in w.summary.value
+    assert ("<svg" in w.graph.value) == HAS_DOT and "BAKED baked0" in w.graph.value
+    assert len(w.hazard_buttons) == 1 and len(w.hazard_table.children) == 6 + 6
+    row = [c.value for c in w.hazard_table.children[7:12]]
+    assert "untraced-call" in row[0] and ">3<" in row[1] and "np.interp(state, CALIB_IN, CALIB_OUT)" in row[2]
+    assert "baked into the graph" in row[3] and "split the node" in row[4]
+
+
+def test_selecting_a_hazard_row_marks_its_graph_nodes_and_again_clears_it(widget):
+    w = widget("leapp")
+    assert SELECTED not in w.graph.value
+    w.hazard_buttons[0].click()
+    assert w.selected_hazard == 0 and w.hazard_buttons[0].description == "marked"
+    if HAS_DOT:
+        assert SELECTED in w.graph.value
+    w.hazard_buttons[0].click()
+    assert w.selected_hazard == -1 and SELECTED not in w.graph.value
+
+
+def test_probe_button_runs_the_probe_with_progress_and_shows_the_failing_output(widget):
+    w = widget("leapp")
+    w.probe_count.value = 5
+    w.probe_seed.value = "7"
+    w.probe_button.click()
+    report = w.trace.last_probe
+    assert report is not None and report.n == 5 and report.seed == 7 and not report.passed
+    assert (w.probe_progress.value, w.probe_progress.max, w.probe_progress.bar_style) == (5, 5, "danger")
+    assert "probe FAILED" in w.probe_result.value and "baked0" in w.probe_result.value
+    assert "wrong in 5/5 probes" in w.probe_result.value
+    assert "probe: ✖ FAILED" in w.summary.value and not w.probe_button.disabled
+    if HAS_DOT:
+        assert PROBE_FAILED in w.graph.value and "PROBE FAILED" in w.graph.value
+
+
+def test_probe_passes_on_the_full_profile(widget):
+    w = widget("full")
+    w.probe_count.value = 4
+    w.probe_button.click()
+    assert w.trace.last_probe.passed and w.probe_progress.bar_style == "success"
+    assert "✔ probe passed" in w.probe_result.value and "probe: ✔ passed" in w.summary.value
+
+
+def test_a_bad_seed_is_reported_without_probing(widget):
+    w = widget("leapp")
+    w.probe_seed.value = "seven"
+    w.probe_button.click()
+    assert w.trace.last_probe is None and "non-negative integer" in w.probe_result.value
+
+
+def test_export_button_passes_directory_formats_and_force_to_the_trace(widget, tmp_path, monkeypatch):
+    w = widget("full")
+    calls = []
+
+    def export(directory, *, formats, force):
+        calls.append((directory, formats, force))
+        return [Path(directory) / "node.pt", Path(directory) / "node.yaml"]
+
+    monkeypatch.setattr(w.trace, "export", export)
+    w.export_directory.value = str(tmp_path)
+    w.export_onnx.value = True
+    w.export_force.value = True
+    w.export_button.click()
+    assert calls == [(str(tmp_path), ["jit", "onnx"], True)]
+    assert "exported 2 files" in w.export_result.value and "node.yaml" in w.export_result.value
+
+
+def test_export_refusal_is_shown_with_its_reason(widget, monkeypatch):
+    w = widget("leapp")
+
+    def refuse(directory, *, formats, force):
+        raise ln.ExportBlocked(f"node 'node': untraced-call at line 3 {PAYLOAD}")
+
+    monkeypatch.setattr(w.trace, "export", refuse)
+    w.export_button.click()
+    assert "export refused" in w.export_result.value and "untraced-call at line 3" in w.export_result.value
+    assert PAYLOAD not in w.export_result.value and html.escape(PAYLOAD) in w.export_result.value
+    assert not w.export_button.disabled
+
+
+def test_export_without_a_format_says_so(widget, monkeypatch):
+    w = widget("full")
+    monkeypatch.setattr(w.trace, "export", lambda *a, **k: pytest.fail("export must not run"))
+    w.export_jit.value = False
+    w.export_button.click()
+    assert "at least one format" in w.export_result.value
+
+
+@needs_export
+def test_real_export_is_refused_while_the_baked_constant_stands(widget, tmp_path):
+    w = widget("leapp")
+    w.export_directory.value = str(tmp_path / "out")
+    w.export_button.click()
+    assert "export refused" in w.export_result.value
+    out = tmp_path / "out"
+    assert not out.exists() or not list(out.glob("*.pt"))
+
+
+@needs_export
+def test_real_export_after_a_passing_probe_lists_the_files(widget, tmp_path):
+    w = widget("full")
+    w.probe_button.click()
+    w.export_directory.value = str(tmp_path)
+    w.export_button.click()
+    assert "exported" in w.export_result.value, w.export_result.value
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert "node.pt" in written
+    assert all(name in w.export_result.value for name in written if name.endswith((".pt", ".yaml")))
+
+
+def test_widget_escapes_user_strings_everywhere():
+    source = (f'x = annotate.input_tensors("{PAYLOAD}", {{"x": raw}})\n'
+              f'y = np.interp(x, CIN, COUT)  # {PAYLOAD}\n'
+              f'annotate.output_tensors("{PAYLOAD}", {{"y": y + x}})\n')
+    t = ln.trace_cell(source, {"np": np, "raw": np.array([0.2, 0.6], np.float32), "CIN": np.array([0.0, 1.0]),
+                               "COUT": np.array([0.0, 5.0])})
+    w = ln.TraceWidget(t)
+    w.hazard_buttons[0].click()
+    w.probe_count.value = 3
+    w.probe_button.click()
+    values = [w.summary.value, w.graph.value, w.probe_result.value] + \
+        [c.value for c in w.hazard_table.children if hasattr(c, "value") and isinstance(c.value, str)]
+    assert all("<img" not in value for value in values)
+    assert any(html.escape(PAYLOAD) in value for value in values)
+
+
+def test_a_clean_trace_says_it_has_no_hazards():
+    t = ln.trace_cell("y = x * 2.0 + 1.0", {"np": np, "x": np.ones(3, np.float32)},
+                      inputs=["x"], outputs=["y"])
+    w = ln.TraceWidget(t)
+    assert w.hazard_buttons == [] and "no hazards" in w.hazard_table.children[0].value
+    assert "✖ 0 errors · ⚠ 0 warnings" in w.summary.value and "no error hazards" in w.summary.value
