@@ -93,7 +93,7 @@ class TracedArray(np.ndarray):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         sess = _session.ACTIVE
         out = kwargs.get("out")
-        plain_inputs = tuple(_plain(v) for v in inputs)
+        plain_inputs = tuple([v.view(np.ndarray) if isinstance(v, TracedArray) else _plain(v) for v in inputs])
         plain_kwargs = {k: _plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
@@ -101,9 +101,11 @@ class TracedArray(np.ndarray):
         builder = _find_builder(inputs)
         if method == "__call__":
             row = ops.UFUNC_ROWS.get(ufunc)
-            name = f"np.{ufunc.__name__}"
-            params = {f"x{i}": v for i, v in enumerate(inputs)}
-            eager_params = {f"x{i}": v for i, v in enumerate(plain_inputs)}
+            name = row.numpy if row is not None else f"np.{ufunc.__name__}"
+            names = ops.OPERAND_NAMES if len(inputs) <= len(ops.OPERAND_NAMES) else \
+                [f"x{i}" for i in range(len(inputs))]
+            params = dict(zip(names, inputs, strict=False))
+            eager_params = dict(zip(names, plain_inputs, strict=False))
         elif method == "reduce" and ufunc in ops.REDUCE_UFUNCS:
             fname = ops.REDUCE_UFUNCS[ufunc]
             row = ops.METHOD_ROWS[fname]

@@ -28,8 +28,15 @@ def _is_int(value: Any) -> bool:
 
 def _weak_dtype_differs(params: dict[str, Any], result: Any) -> bool:
     """NumPy 2 treats a 0-d array operand as strongly typed; torch (so LEAPP) treats a 0-d tensor as weak."""
-    operands = [v for k, v in params.items() if k.startswith("x")]
-    if len(operands) < 2 or not any(isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 for v in operands):
+    # Runs on every recorded ufunc call: a plain loop finds the common case (no 0-d operand) fast.
+    operands = []
+    zero_d = False
+    for k, v in params.items():
+        if k[0] == "x":
+            operands.append(v)
+            if not zero_d and isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0:
+                zero_d = True
+    if len(operands) < 2 or not zero_d:
         return False
     if not any(isinstance(v, np.ndarray) and v.ndim > 0 for v in operands):
         return False

@@ -28,6 +28,18 @@ def interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: float | No
     return y
 
 
+def cbrt(x: torch.Tensor) -> torch.Tensor:
+    """``np.cbrt``: the real cube root, negative for negative input (torch.pow gives nan there)."""
+    return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3.0)
+
+
+def modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``np.modf``: (fractional part, integral part), both with the sign of ``x``; inf -> (+-0, inf)."""
+    whole = torch.trunc(x)
+    fraction = torch.where(torch.isinf(x), torch.zeros_like(x), x - whole)
+    return torch.copysign(fraction, x), whole
+
+
 def setitem(x: torch.Tensor, key: object, value: torch.Tensor | float) -> torch.Tensor:
     """Functional ``x[key] = value``: returns a new tensor, leaves ``x`` untouched."""
     out = x.clone()
