@@ -244,13 +244,23 @@ class NodeBuilder:
         # The dtype pass runs on the bare graph, so fx generates the module's code once, after it.
         _DtypePass(self.root, self.graph, self).run(*[torch.from_numpy(np.asarray(a, order="C"))
                                                       for a in self.sample_inputs.values()])
-        module = torch.fx.GraphModule(self.root, self.graph, class_name=f"LeappNode_{_identifier(self.name)}")
+        module = _graph_module(self.root, self.graph, f"LeappNode_{_identifier(self.name)}")
         hazards = sorted(self.hazards.values(), key=lambda h: (h.line or 0, h.kind))
         self.node = Node(name=self.name, graph=module, inputs=list(self.inputs), outputs=list(self.outputs),
                          hazards=hazards, sample_inputs=dict(self.sample_inputs),
                          sample_outputs=dict(self.sample_outputs), export_with=self.export_with,
                          sources=dict(self.sources))
         return self.node
+
+
+def _graph_module(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:
+    """A GraphModule whose Python code is generated on first use, not now: code generation is most of the
+    cost of finishing a node, and many traces are only inspected (hazards, rendering) before any run."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+    except ImportError:  # older torch: generate the code now
+        return torch.fx.GraphModule(root, graph, class_name=class_name)
+    return _LazyGraphModule(root, graph, class_name=class_name)
 
 
 class _DtypePass(torch.fx.Interpreter):
