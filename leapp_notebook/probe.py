@@ -467,7 +467,7 @@ def _progress_callback(progress: Any) -> tuple[Callable[[int, int], None] | None
         from rich.console import Console
         from rich.progress import Progress
 
-        bar = Progress(console=Console(stderr=True), transient=True)
+        bar = Progress(console=Console(stderr=True, force_jupyter=False), transient=True)
         task = bar.add_task("probing", total=None)
         bar.start()
         return (lambda done, total: bar.update(task, completed=done, total=total)), bar

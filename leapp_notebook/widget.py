@@ -33,7 +33,8 @@ class TraceWidget(widgets.VBox):
 
     selected_hazard = traitlets.Int(-1)
 
-    def __init__(self, trace: Any, *, directory: str = "leapp_export", **kwargs: Any):
+    def __init__(self, trace: Any, *, directory: str = "leapp_export", controls_only: bool = False,
+                 **kwargs: Any):
         self.trace = trace
         self.model: dict[str, Any] = {}
         self._redrawing = False
@@ -65,11 +66,14 @@ class TraceWidget(widgets.VBox):
         self.export_result = widgets.HTML()
         self.probe_button.on_click(self._on_probe)
         self.export_button.on_click(self._on_export)
-        super().__init__(children=[
+        view = [
             self.summary,
             self.graph,
             widgets.HTML("<b>Hazards</b> <small>(select a row to mark its graph nodes)</small>"),
             self.hazard_table,
+        ]
+        # controls_only: the magic shows the graph and hazards in the trace's own output already.
+        super().__init__(children=([] if controls_only else view) + [
             widgets.HTML("<b>Probe</b> <small>graph vs. eager cell on fresh random inputs</small>"),
             widgets.HBox([self.probe_count, self.probe_seed, self.probe_button, self.probe_progress]),
             self.probe_result,

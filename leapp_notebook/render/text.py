@@ -138,6 +138,6 @@ def to_text(trace_or_model: Any, *, width: int = 110, color: bool = False,
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color,
                       color_system="standard" if color else None, no_color=not color, highlight=False,
-                      emoji=False)
+                      emoji=False, force_jupyter=False)
     console.print(renderable(trace_or_model, max_ops=max_ops))
     return buffer.getvalue()

@@ -1,0 +1,194 @@
+"""``%%leapp_trace``: the cell magic that traces a notebook cell (thin glue over ``trace_cell``).
+
+The same option parsing and the same run (trace, then probe and export when asked) serve
+``leapp-notebook check``, so a notebook checked in CI behaves as it does in Jupyter.
+
+Cell lines are numbered as in the cell editor: the ``%%leapp_trace`` line is line 1 (the traced
+source starts with it as a comment), so ``hazard.line`` is the line the user sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .trace import PROFILES, Trace, trace_cell
+from .tracing.types import CellError, ExportBlocked, TraceError
+
+MAGIC = "leapp_trace"
+EXPORT_FORMATS = ("jit", "onnx")
+TRACE_VARIABLE = "_leapp_trace"
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """The parsed ``%%leapp_trace`` line."""
+
+    node: str = "node"
+    inputs: tuple[str, ...] | None = None
+    outputs: tuple[str, ...] | None = None
+    probe: int | None = None
+    seed: int | None = None
+    profile: str = "leapp"
+    export: str | None = None
+    formats: tuple[str, ...] = ("jit",)
+    force: bool = False
+    help: bool = False
+
+
+@dataclass
+class CellRun:
+    """What running one ``%%leapp_trace`` cell produced."""
+
+    trace: Trace
+    probe: Any = None
+    exported: list[Path] | None = None
+    export_error: Exception | None = None  # ExportBlocked (refused) or TraceError (e.g. no onnx extra)
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+@magics_class
+class LeappMagics(Magics):
+    """The ``%%leapp_trace`` cell magic."""
+
+    @no_var_expand
+    @magic_arguments("%leapp_trace")
+    @argument("name", nargs="?", default="node",
+              help="node name when --inputs/--outputs are given (default: node)")
+    @argument("--inputs", metavar="a,b", help="arrays of the namespace to trace, comma separated")
+    @argument("--outputs", metavar="y,z", help="variables read as the node's outputs after the cell runs")
+    @argument("--probe", type=int, metavar="N",
+              help="run the graph against the eager cell on N fresh random inputs")
+    @argument("--seed", type=int, metavar="S", help="random seed of the probe")
+    @argument("--profile", choices=PROFILES, default="leapp",
+              help="leapp: record what LEAPP 0.7.2 records (default); full: record all it can")
+    @argument("--export", metavar="DIR", help="export the node into DIR when it is safe to")
+    @argument("--format", default="jit", metavar="jit,onnx", help="export formats (default: jit)")
+    @argument("--force", action="store_true", help="export even with error hazards (marked unvalidated)")
+    @argument("-h", "--help", action="store_true", help="show this help")
+    @cell_magic
+    def leapp_trace(self, line: str, cell: str) -> None:
+        """Trace the cell's NumPy code into a torch.fx graph; show the graph and what tracing loses.
+
+        Without --inputs/--outputs the cell declares its nodes with annotate.input_tensors(...) and
+        annotate.output_tensors(...). The cell's variables land in the namespace as plain arrays; the
+        Trace is kept as _leapp_trace.
+        """
+        options = parse_options(line)
+        if options.help:
+            print(self.leapp_trace.parser.format_help())
+            return
+        namespace = self.shell.user_ns
+        try:
+            run = run_cell(options, cell, namespace, line=line)
+        except (TraceError, CellError) as exc:
+            _shown_briefly(exc)
+            raise
+        namespace[TRACE_VARIABLE] = run.trace
+        _show(run, widget=_widget_front_end(self.shell))
+        if run.export_error is not None:
+            raise _shown_briefly(run.export_error)
+
+
+def parse_options(line: str) -> TraceOptions:
+    """Parse a ``%%leapp_trace`` argument line; raises ``UsageError`` with one clear message."""
+    args = parse_argstring(LeappMagics.leapp_trace, line)
+    if args.probe is not None and args.probe < 1:
+        raise UsageError(f"--probe {args.probe}: give the number of random inputs to try, at least 1")
+    if (args.inputs is None) != (args.outputs is None):
+        raise UsageError("give both --inputs and --outputs, or neither (the cell then declares its nodes "
+                         "with annotate.input_tensors / annotate.output_tensors)")
+    if args.inputs is None and args.name != "node":
+        raise UsageError(f"{args.name!r} would name a node made by --inputs/--outputs; a cell without them "
+                         "names its nodes in its annotate calls")
+    formats = _names(args.format) or ()
+    unknown = sorted(set(formats) - set(EXPORT_FORMATS))
+    if unknown or not formats:
+        raise UsageError(f"--format {args.format}: give {', '.join(EXPORT_FORMATS)} or both, comma separated")
+    return TraceOptions(node=args.name, inputs=_names(args.inputs), outputs=_names(args.outputs),
+                        probe=args.probe, seed=args.seed, profile=args.profile, export=args.export,
+                        formats=formats, force=args.force, help=args.help)
+
+
+def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, line: str = "",
+             probe: int | None = None) -> CellRun:
+    """Trace ``cell`` in ``namespace``, then probe (``probe`` or ``options.probe`` inputs) and export
+    as the options ask. Raises ``TraceError`` / ``CellError`` from the trace and the probe; an export that
+    is refused or fails is returned as ``export_error``, not raised, so the trace can still be shown."""
+    source = f"# %%{MAGIC} {line}".rstrip() + "\n" + cell
+    trace = trace_cell(source, namespace, inputs=options.inputs and list(options.inputs),
+                       outputs=options.outputs and list(options.outputs), node=options.node,
+                       profile=options.profile)
+    run = CellRun(trace)
+    count = probe or options.probe
+    if count:
+        run.probe = trace.probe(n=count, seed=options.seed)
+    if options.export is not None:
+        try:
+            run.exported = trace.export(options.export, formats=options.formats, force=options.force)
+        except (ExportBlocked, TraceError) as exc:
+            run.export_error = exc
+    return run
+
+
+def _show(run: CellRun, *, widget: bool) -> None:
+    """The trace's own mime bundle always (it survives a save without a kernel); beside it, where a widget
+    front end runs, the widget's Probe and Export controls."""
+    from IPython.display import display
+
+    handle = display(run.trace, display_id=True)
+    if widget:
+        display(_controls(run.trace, handle))
+    if run.probe is not None:
+        print(run.probe)
+    if run.exported:
+        print("exported:", *(str(path) for path in run.exported), sep="\n  ")
+
+
+def _controls(trace: Trace, handle: Any) -> Any:
+    """``TraceWidget``'s Probe and Export rows. The graph and hazards are already on screen in the bundle
+    above, which is redrawn (probe marks included) whenever a button has run."""
+    from .widget import TraceWidget
+
+    widget = TraceWidget(trace, controls_only=True)
+
+    def redraw(_change: Any) -> None:
+        handle.update(trace)
+
+    widget.probe_result.observe(redraw, "value")
+    widget.export_result.observe(redraw, "value")
+    return widget
+
+
+def _widget_front_end(shell: Any) -> bool:
+    """Widgets need a kernel (a comm channel to a front end); a terminal IPython has none."""
+    return getattr(shell, "kernel", None) is not None
+
+
+def _shown_briefly(exc: Exception) -> Exception:
+    """Make IPython show ``exc`` as one short message, not a traceback wall (its ``_render_traceback_``
+    hook); the original exception stays chained for ``%tb`` and debuggers."""
+    name = type(exc).__name__
+    lines = str(exc).splitlines() or [""]
+    shown = [f"\x1b[1;31m{name}\x1b[0m: {lines[0]}", *lines[1:]]
+    exc._render_traceback_ = lambda: shown  # type: ignore[attr-defined]
+    return exc
+
+
+def register(ipython: Any) -> None:
+    """Register ``%%leapp_trace`` with an IPython shell (``%load_ext leapp_notebook`` calls this)."""
+    ipython.register_magics(LeappMagics)
+
+
+__all__ = ["LeappMagics", "TraceOptions", "CellRun", "parse_options", "run_cell", "register",
+           "TRACE_VARIABLE", "EXPORT_FORMATS"]

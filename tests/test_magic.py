@@ -1,0 +1,242 @@
+"""%%leapp_trace through a real IPython InteractiveShell: arguments, outputs, errors, probe, export."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SEED_INTERP_CELL
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import leapp_notebook as ln
+from leapp_notebook import magic
+from leapp_notebook.tracing import session
+from leapp_notebook.tracing.array import TracedArray
+
+MIME_TYPE = "application/vnd.leapp.trace+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SEED_MAGIC_CELL = "%%leapp_trace\n" + SEED_INTERP_CELL
+
+
+@pytest.fixture
+def shell():
+    """The IPython shell with the extension loaded and the seed's arrays defined."""
+    ipython = InteractiveShell.instance()
+    ipython.reset()
+    ipython.run_cell("%load_ext leapp_notebook")
+    ipython.run_cell("import numpy as np\n"
+                     "raw_state = np.array([0.1, 0.4, 0.7, 0.9], np.float32)\n"
+                     "CALIB_IN = np.array([0.0, 0.5, 1.0])\n"
+                     "CALIB_OUT = np.array([0.0, 2.0, 10.0])\n")
+    return ipython
+
+
+def run(shell, cell):
+    with capture_output() as captured:
+        result = shell.run_cell(cell)
+    return result, captured
+
+
+def keep_controls(monkeypatch) -> list:
+    """Have the magic show its widget controls (as under a kernel); returns the list they are kept in."""
+    monkeypatch.setattr(magic, "_widget_front_end", lambda _shell: True)
+    made: list = []
+    controls = magic._controls
+
+    def keep(trace, handle):
+        made.append(controls(trace, handle))
+        return made[-1]
+
+    monkeypatch.setattr(magic, "_controls", keep)
+    return made
+
+
+def test_seed_cell_shows_the_trace_bundle_and_leaves_plain_arrays(shell):
+    result, captured = run(shell, SEED_MAGIC_CELL)
+
+    assert result.success, captured.stdout + captured.stderr
+    bundles = [out.data for out in captured.outputs if MIME_TYPE in out.data]
+    assert len(bundles) == 1
+    model = bundles[0][MIME_TYPE]
+    assert {"text/plain", "text/html"} <= set(bundles[0])
+    assert [(h["kind"], h["line"]) for h in model["hazards"]] == [("untraced-call", 4)]
+    for name in ("state", "calibrated", "result"):
+        assert type(shell.user_ns[name]) is np.ndarray, name
+    raw = shell.user_ns["raw_state"]
+    np.testing.assert_allclose(shell.user_ns["result"],
+                               raw * 0.1 + np.interp(raw, [0.0, 0.5, 1.0], [0.0, 2.0, 10.0]), rtol=1e-6)
+    trace = shell.user_ns["_leapp_trace"]
+    assert isinstance(trace, ln.Trace) and list(trace.nodes) == ["node"]
+
+
+def test_hazard_lines_are_editor_lines_counting_the_magic_line(shell):
+    shell.run_cell(SEED_MAGIC_CELL)
+
+    hazard = shell.user_ns["_leapp_trace"].hazards[0]
+    assert hazard.line == 4
+    assert hazard.code.strip() == SEED_MAGIC_CELL.splitlines()[3]
+
+
+def test_no_widget_without_a_kernel(shell):
+    _, captured = run(shell, SEED_MAGIC_CELL)
+
+    assert not [out for out in captured.outputs if WIDGET_MIME in out.data]
+
+
+def test_widget_controls_are_shown_beside_the_bundle_where_a_front_end_runs(shell, monkeypatch):
+    made = keep_controls(monkeypatch)
+
+    _, captured = run(shell, SEED_MAGIC_CELL)
+
+    kinds = [next((m for m in (MIME_TYPE, WIDGET_MIME) if m in out.data), None) for out in captured.outputs]
+    assert kinds == [MIME_TYPE, WIDGET_MIME]
+    widget = made[0]
+    assert widget.probe_button in widget.children[1].children and widget.export_button is not None
+    assert widget.graph not in widget.children and widget.hazard_table not in widget.children, \
+        "the graph is drawn once, by the bundle above"
+
+
+def test_probe_button_redraws_the_bundle_with_the_probe_result(shell, monkeypatch):
+    made = keep_controls(monkeypatch)
+    run(shell, SEED_MAGIC_CELL)
+
+    with capture_output() as captured:
+        made[0].probe_count.value = 6
+        made[0].probe_seed.value = "0"
+        made[0].probe_button.click()
+
+    updates = [out for out in captured.outputs if out.update and MIME_TYPE in out.data]
+    assert len(updates) == 1
+    probe = updates[0].data[MIME_TYPE]["probe"]
+    assert probe["passed"] is False and probe["baked"] == ["result"] and probe["n"] == 6
+
+
+def test_name_and_explicit_inputs_outputs_make_one_named_node(shell):
+    result, _ = run(shell, "%%leapp_trace calibrate --inputs raw_state --outputs y,z\n"
+                           "y = raw_state * 2.0\nz = y + 1.0\n")
+
+    assert result.success
+    trace = shell.user_ns["_leapp_trace"]
+    assert list(trace.nodes) == ["calibrate"]
+    assert [spec.name for spec in trace.nodes["calibrate"].outputs] == ["y", "z"]
+    assert trace.hazards == [] and type(shell.user_ns["z"]) is np.ndarray
+
+
+def test_profile_full_records_interp_as_a_portability_warning(shell):
+    shell.run_cell("%%leapp_trace --profile full\n" + SEED_INTERP_CELL)
+
+    trace = shell.user_ns["_leapp_trace"]
+    assert trace.profile == "full"
+    assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [("untraced-call", "warning", 4)]
+
+
+def test_help_prints_usage_and_traces_nothing(shell):
+    shell.user_ns.pop("_leapp_trace", None)
+
+    result, captured = run(shell, "%%leapp_trace --help\ny = 1\n")
+
+    assert result.success
+    assert "--inputs" in captured.stdout and "--profile" in captured.stdout and "--export" in captured.stdout
+    assert "_leapp_trace" not in shell.user_ns and "y" not in shell.user_ns
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--bogus", "unrecognized arguments: --bogus"),
+    ("--profile fast", "invalid choice: 'fast'"),
+    ("--probe many", "invalid int value: 'many'"),
+    ("--probe 0", "--probe 0"),
+    ("--export out --format jit,tflite", "--format jit,tflite: give jit, onnx or both"),
+    ("--inputs raw_state", "give both --inputs and --outputs, or neither"),
+    ("calibrate", "'calibrate' would name a node made by --inputs/--outputs"),
+])
+def test_bad_flags_give_one_usage_line(shell, line, message):
+    result, captured = run(shell, f"%%leapp_trace {line}\ny = raw_state * 2\n")
+
+    assert isinstance(result.error_in_exec, UsageError)
+    assert message in captured.stderr
+    assert "Traceback" not in captured.stdout + captured.stderr
+    assert "y" not in shell.user_ns
+
+
+def test_missing_input_is_one_message_with_a_close_match(shell):
+    result, captured = run(shell, "%%leapp_trace --inputs raw_stat --outputs y\ny = raw_stat * 2\n")
+
+    assert isinstance(result.error_in_exec, ln.TraceError)
+    shown = captured.stdout + captured.stderr
+    assert "input 'raw_stat' is not defined" in shown and "Did you mean 'raw_state'?" in shown
+    assert "Traceback" not in shown and len(shown.strip().splitlines()) == 1
+
+
+def test_non_array_input_is_one_message(shell):
+    shell.run_cell("label = 'calibration'")
+
+    result, captured = run(shell, "%%leapp_trace --inputs label --outputs y\ny = label\n")
+
+    assert isinstance(result.error_in_exec, ln.TraceError)
+    shown = captured.stdout + captured.stderr
+    assert "is a str, not a NumPy array" in shown and "Traceback" not in shown
+
+
+def test_exception_in_cell_shows_its_line_and_restores_numpy(shell):
+    originals = {name: getattr(np, name) for name in ("zeros", "ones", "array", "asarray")}
+
+    result, captured = run(shell, "%%leapp_trace --inputs raw_state --outputs y\n"
+                                  "doubled = raw_state * 2.0\n"
+                                  "y = doubled / undefined_scale\n")
+
+    error = result.error_in_exec
+    assert isinstance(error, ln.CellError) and error.line == 3
+    assert isinstance(error.__cause__, NameError)
+    shown = captured.stdout + captured.stderr
+    assert "line 3: NameError: name 'undefined_scale' is not defined" in shown
+    assert "y = doubled / undefined_scale" in shown and "Traceback" not in shown
+    assert session.ACTIVE is None
+    assert {name: getattr(np, name) for name in originals} == originals
+    assert type(shell.user_ns["doubled"]) is np.ndarray
+    assert not isinstance(shell.user_ns["raw_state"], TracedArray)
+    assert isinstance(np.zeros(2), np.ndarray) and not isinstance(np.zeros(2), TracedArray)
+    again, _ = run(shell, "%%leapp_trace --inputs raw_state --outputs y\ny = raw_state * 2.0\n")
+    assert again.success and shell.user_ns["_leapp_trace"].ok
+
+
+def test_probe_flag_shows_the_baked_output(shell):
+    result, captured = run(shell, "%%leapp_trace --probe 8 --seed 0\n" + SEED_INTERP_CELL)
+
+    assert result.success
+    report = shell.user_ns["_leapp_trace"].last_probe
+    assert report.passed is False and list(report.baked) == ["result"]
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)
+    assert model["probe"]["passed"] is False and model["probe"]["baked"] == ["result"]
+
+
+def test_export_is_refused_with_its_reason_and_writes_nothing(shell, tmp_path):
+    target = tmp_path / "out"
+
+    result, captured = run(shell, f"%%leapp_trace --export {target}\n" + SEED_INTERP_CELL)
+
+    assert isinstance(result.error_in_exec, ln.ExportBlocked)
+    shown = captured.stdout + captured.stderr
+    assert "ExportBlocked" in shown and "Traceback" not in shown
+    assert any(MIME_TYPE in out.data for out in captured.outputs), "the trace is still shown"
+    assert not target.exists() or not any(target.iterdir())
+    assert shell.user_ns["_leapp_trace"].hazards[0].kind == "untraced-call"
+
+
+def test_export_writes_the_clean_node_and_lists_the_files(shell, tmp_path):
+    target = tmp_path / "out"
+
+    result, captured = run(shell, f"%%leapp_trace scale --inputs raw_state --outputs y --probe 4 --seed 1 "
+                                  f"--export {target}\ny = raw_state * 2.0 + 1.0\n")
+
+    assert result.success, captured.stdout + captured.stderr
+    assert (target / "scale.pt").is_file()
+    assert str(target / "scale.pt") in captured.stdout
+
+
+def test_options_parse_lists_and_defaults():
+    options = magic.parse_options("calib --inputs a,b --outputs y --format jit,onnx --force")
+
+    assert options.node == "calib" and options.inputs == ("a", "b") and options.outputs == ("y",)
+    assert options.formats == ("jit", "onnx") and options.force and options.profile == "leapp"
+    assert magic.parse_options("").node == "node" and magic.parse_options("").formats == ("jit",)

@@ -1,0 +1,169 @@
+"""The shipped notebooks, executed with nbclient on a real kernel; their saved outputs are asserted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+MIME_TYPE = "application/vnd.leapp.trace+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+ALL_KINDS = {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar", "value-extraction",
+             "data-dependent-branch", "untraced-output"}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """A copy of notebooks/ in a fresh folder, so ``../exports`` lands in the temporary tree."""
+    root = tmp_path_factory.mktemp("run")
+    shutil.copytree(NOTEBOOKS, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return root
+
+
+def execute(workdir: Path, name: str) -> nbformat.NotebookNode:
+    """Run the notebook top to bottom, save it, and read the saved file back (outputs must survive)."""
+    path = workdir / "notebooks" / name
+    book = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(book, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    nbformat.write(book, path)
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    return saved
+
+
+@pytest.fixture(scope="module")
+def quickstart(workdir) -> nbformat.NotebookNode:
+    return execute(workdir, "quickstart.ipynb")
+
+
+@pytest.fixture(scope="module")
+def tour(workdir) -> nbformat.NotebookNode:
+    return execute(workdir, "hazards-tour.ipynb")
+
+
+def traced_cells(book: nbformat.NotebookNode) -> list[tuple[Any, dict[str, Any]]]:
+    """Each ``%%leapp_trace`` cell with the graph model of its (single) saved trace output."""
+    found = []
+    for cell in book.cells:
+        if cell.cell_type == "code" and cell.source.startswith("%%leapp_trace"):
+            models = [out["data"][MIME_TYPE] for out in cell.outputs if MIME_TYPE in out.get("data", {})]
+            assert len(models) == 1, cell.source
+            found.append((cell, models[0]))
+    return found
+
+
+def hazards(model: dict[str, Any]) -> list[tuple[str, int, str]]:
+    return [(h["kind"], h["line"], h["severity"]) for h in model["hazards"]]
+
+
+def stdout(cell: Any) -> str:
+    return "".join(out.get("text", "") for out in cell.outputs if out.get("output_type") == "stream")
+
+
+def cell_with(book: nbformat.NotebookNode, text: str) -> Any:
+    return next(cell for cell in book.cells if cell.cell_type == "code" and text in cell.source)
+
+
+def test_quickstart_shows_the_baked_interp_and_its_hazard_at_line_4(quickstart):
+    cell, model = traced_cells(quickstart)[0]
+
+    assert hazards(model) == [("untraced-call", 4, "error")]
+    assert model["hazards"][0]["code"].strip() == "calibrated = np.interp(state, CALIB_IN, CALIB_OUT)"
+    baked = [v for node in model["nodes"] for v in node["vertices"] if v["category"] == "baked"]
+    assert [(v["line"], v["hazards"]) for v in baked] == [(4, [0])]
+    bundle = next(out["data"] for out in cell.outputs if MIME_TYPE in out.get("data", {}))
+    assert "untraced-call" in bundle["text/plain"] and "<svg" in bundle.get("image/svg+xml", "<svg")
+
+
+def test_quickstart_probe_fails_with_result_baked_and_export_refuses(quickstart):
+    assert "passed: False | baked: ['result']" in stdout(cell_with(quickstart, "baked_trace.probe("))
+    assert "export refused:" in stdout(cell_with(quickstart, "baked_trace.export("))
+
+
+def test_quickstart_split_node_gives_two_clean_nodes_that_pass_the_probe(quickstart):
+    _, model = traced_cells(quickstart)[1]
+
+    assert [node["name"] for node in model["nodes"]] == ["pre", "post"]
+    assert hazards(model) == [] and model["probe"]["passed"] is True
+    printed = stdout(cell_with(quickstart, "split_trace ="))
+    assert "nodes: ['pre', 'post'] | hazards: 0 | probe passed: True" in printed
+
+
+def test_quickstart_full_profile_records_interp_and_keeps_a_warning(quickstart):
+    _, model = traced_cells(quickstart)[2]
+
+    assert model["profile"] == "full"
+    assert hazards(model) == [("untraced-call", 4, "warning")] and model["probe"]["passed"] is True
+
+
+def test_quickstart_rewrite_passes_the_probe_and_exports_a_model_that_follows_its_input(quickstart, workdir):
+    cell, model = traced_cells(quickstart)[3]
+
+    assert hazards(model) == [] and model["probe"]["passed"] is True and model["probe"]["baked"] == []
+    assert "exported:" in stdout(cell) and (workdir / "exports" / "quickstart" / "node.pt").is_file()
+    assert "agree: True" in stdout(cell_with(quickstart, "torch.jit.load"))
+
+
+def test_each_traced_cell_shows_one_trace_bundle_then_the_widget_controls(tour):
+    """The contract of the magic's output: the bundle (saved, kernel-free) and the controls beside it;
+    anything else a cell shows is printed text (probe summary), never a stray rich rendering."""
+    for cell, _ in traced_cells(tour):
+        shown = [next((m for m in (MIME_TYPE, WIDGET_MIME) if m in out["data"]), "+".join(out["data"]))
+                 for out in cell.outputs if out["output_type"] == "display_data"]
+        assert shown == [MIME_TYPE, WIDGET_MIME], (cell.source, shown)
+
+
+TOUR_EXPECTED = [
+    [("untraced-call", 3)],                                   # scipy.special.expit
+    [],                                                       # sigmoid in traced operations
+    [],                                                       # standardize helper
+    [("broken-chain", 2)],                                    # grid[0, 0]
+    [],                                                       # grid[0:1, 0:1]
+    [("broken-chain", 3), ("broken-chain", 4)],               # for value in x
+    [],                                                       # np.sum(..., keepdims=True)
+    [("reversed-slice", 2)],                                  # x[::-1]
+    [],                                                       # index array
+    [("numpy-scalar", 2)],                                    # np.float32(2.0)
+    [],                                                       # 0-d array constant
+    [("untraced-call", 2)],                                   # np.linalg.norm
+    [],                                                       # traced norm
+    [("value-extraction", 2)],                                # .item()
+    [],                                                       # np.max keepdims
+    [("data-dependent-branch", 2)],                           # if (x > 3).any()
+    [],                                                       # np.where
+    [("untraced-call", 3), ("untraced-output", 4)],           # np.pad as output
+    [],                                                       # concatenate
+]
+
+
+def test_tour_reports_each_example_at_its_line_and_each_fix_is_clean(tour):
+    found = [[(kind, line) for kind, line, _ in hazards(model)] for _, model in traced_cells(tour)]
+
+    assert found == TOUR_EXPECTED
+    assert all(severity == "error" for _, model in traced_cells(tour) for *_, severity in hazards(model))
+
+
+def test_tour_has_a_section_for_every_hazard_kind(tour):
+    sections = {cell.source.split(":")[0].removeprefix("## ").strip() for cell in tour.cells
+                if cell.cell_type == "markdown" and cell.source.startswith("## ")}
+    reported = {kind for _, model in traced_cells(tour) for kind, _, _ in hazards(model)}
+
+    assert ALL_KINDS <= sections
+    assert reported == ALL_KINDS
+
+
+def test_tour_probe_exposes_the_reversed_slice_and_passes_the_index_array(tour):
+    probes = [(cell.source.splitlines()[1], model["probe"]) for cell, model in traced_cells(tour)
+              if model["probe"] is not None]
+
+    assert [(code, probe["passed"]) for code, probe in probes] == [
+        ("y = x[::-1]", False), ("y = x[np.arange(x.shape[0] - 1, -1, -1)]", True)]
+    assert probes[0][1]["outputs"]["y"]["max_abs_err"] > 0
