@@ -214,8 +214,8 @@ def _clean(msg: str) -> str:
 
 def _make_runner(yaml_path: str, default_node: str):
     """A callable running the exported pipeline through ``leapp.InferenceManager``."""
-    import torch
     import leapp
+    import torch
 
     with _quiet():
         manager = leapp.InferenceManager(yaml_path)
