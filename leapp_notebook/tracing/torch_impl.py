@@ -12,7 +12,9 @@ def interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: float | No
            right: float | None = None) -> torch.Tensor:
     """``np.interp`` for increasing ``xp``: piecewise-linear, clamped to ``fp``'s ends (or left/right)."""
     n = xp.shape[0]
-    idx = torch.searchsorted(xp, x.contiguous(), right=True).clamp(1, n - 1)
+    # The count of breakpoints <= x is searchsorted(xp, x, right=True) for increasing xp; written as a
+    # comparison and a sum so the ONNX exporters, which have no searchsorted, can convert it.
+    idx = (x.unsqueeze(-1) >= xp).sum(-1).clamp(1, n - 1)
     x0 = xp[idx - 1]
     x1 = xp[idx]
     y0 = fp[idx - 1]
