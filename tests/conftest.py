@@ -1,5 +1,9 @@
 """Shared fixtures: a fresh namespace and the seed's np.interp cell."""
 
+import os
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -36,3 +40,17 @@ def trace(source, profile="leapp", **arrays):
     """Trace ``source`` with ``arrays`` as inputs and ``y`` as the output."""
     namespace = {"np": np, **arrays}
     return ln.trace_cell(source, namespace, inputs=list(arrays), outputs=["y"], profile=profile)
+
+
+DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
+
+
+def screenshot(target, directory, name, **options):
+    """Screenshot a Playwright page or element into ``directory``; with LEAPP_UPDATE_SCREENSHOTS=1 also
+    into docs/images, where the README and docs show it."""
+    path = directory / name
+    target.screenshot(path=str(path), **options)
+    if os.environ.get("LEAPP_UPDATE_SCREENSHOTS") == "1":
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_IMAGES / name)
+    return path

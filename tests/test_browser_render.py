@@ -7,11 +7,10 @@ Skips cleanly when Playwright or Chromium is missing (LEAPP_CHROMIUM names anoth
 
 import os
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SEED_INTERP_CELL
+from conftest import SEED_INTERP_CELL, screenshot
 
 import leapp_notebook as ln
 from leapp_notebook import render
@@ -22,7 +21,6 @@ if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
     pytest.skip(f"Chromium not found at {CHROMIUM}", allow_module_level=True)
 
 HAS_DOT = shutil.which("dot") is not None
-DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
 
@@ -53,12 +51,7 @@ def show(page, fragment):
 
 
 def save(page, tmp_path, name):
-    path = tmp_path / name
-    page.screenshot(path=str(path), full_page=True)
-    if os.environ.get("LEAPP_UPDATE_SCREENSHOTS") == "1":
-        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS_IMAGES / name)
-    return path
+    return screenshot(page, tmp_path, name, full_page=True)
 
 
 def seed_trace(seed_namespace, profile):
@@ -182,17 +175,10 @@ def test_widget_in_jupyterlab_probes_marks_and_refuses_export(browser, tmp_path)
         output = page.locator(".jp-OutputArea-output").first
         output.scroll_into_view_if_needed()
         assert output.locator("svg text", has_text="PROBE FAILED").count() >= 1
-        save_element(output, tmp_path, "widget-leapp.png")
+        screenshot(output, tmp_path, "widget-leapp.png")
         page.close()
     finally:
         lab.terminate()
         lab.wait(30)
 
 
-def save_element(locator, tmp_path, name):
-    path = tmp_path / name
-    locator.screenshot(path=str(path))
-    if os.environ.get("LEAPP_UPDATE_SCREENSHOTS") == "1":
-        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS_IMAGES / name)
-    return path

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from conftest import SEED_INTERP_CELL
+from conftest import SEED_INTERP_CELL, screenshot
 
 import leapp_notebook as ln
 from leapp_notebook.render import MIME_TYPE
@@ -37,7 +37,6 @@ if not BUILT_MANIFEST.exists() or "_build" not in json.loads(BUILT_MANIFEST.read
     pytest.skip(f"the built extension is missing from {BUILT} (cd labextension && jlpm build:prod)",
                 allow_module_level=True)
 
-DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
 PAYLOAD = "<img src=x onerror=alert(1)>"
 PAYLOAD_CELL = SEED_INTERP_CELL.replace("CALIB_OUT)\n", f"CALIB_OUT)  # {PAYLOAD}\n")
 TIMEOUT_MS = 120_000
@@ -155,7 +154,7 @@ def test_editor_marks_the_hazard_line(page, tmp_path):
     assert "Fix:" in line.get_attribute("title")
     for other in (1, 2, 4, 5):
         assert "leapp-hazard" not in (editor_line(page, 0, other).get_attribute("class") or "")
-    save(cell(page, 0), tmp_path, "labextension-seed.png")
+    screenshot(cell(page, 0), tmp_path, "labextension-seed.png")
 
 
 def test_payload_in_cell_source_and_hazard_code_stays_text(page, tmp_path):
@@ -200,10 +199,3 @@ def test_marks_follow_the_outputs(page):
     assert cell(page, 0).locator(".leapp-hazard-row").count() == 1
 
 
-def save(element, directory, name):
-    path = directory / name
-    element.screenshot(path=str(path))
-    if os.environ.get("LEAPP_UPDATE_SCREENSHOTS") == "1":
-        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS_IMAGES / name)
-    return path

@@ -470,18 +470,20 @@ def arg_reduction(torch_fn: Any) -> Callable[[BuildContext], Any]:
     return build
 
 
+def _flat_or_dim(ctx: BuildContext, x: Any, axis: Any, ndim: int) -> tuple[Any, int]:
+    """NumPy's ``axis=None`` means "the flattened array": flatten and use dim 0; else the normalized dim."""
+    if axis is None:
+        return ctx.call(torch.reshape, x, (-1,)), 0
+    return x, norm_axes(axis, ndim)[0]
+
+
 def cumulative(torch_fn: Any) -> Callable[[BuildContext], Any]:
     def build(ctx: BuildContext) -> Any:
         _reject(ctx, "out")
         want = np.dtype(ctx.static("dtype")) if ctx.given("dtype") else None
         x = ctx.tensor("a", want)
         arr = _asarray(ctx.eager["a"])
-        axis = ctx.static("axis")
-        if axis is None:
-            x = ctx.call(torch.reshape, x, (-1,))
-            dim = 0
-        else:
-            dim = norm_axes(axis, arr.ndim)[0]
+        x, dim = _flat_or_dim(ctx, x, ctx.static("axis"), arr.ndim)
         return ctx.call(torch_fn, x, dim=dim)
 
     return build
@@ -649,12 +651,7 @@ def build_repeat(ctx: BuildContext) -> Any:
     arr = _asarray(ctx.eager["a"])
     repeats = _static_int(ctx.static("repeats"))
     x = ctx.tensor("a")
-    axis = ctx.static("axis")
-    if axis is None:
-        x = ctx.call(torch.reshape, x, (-1,))
-        dim = 0
-    else:
-        dim = norm_axes(axis, arr.ndim)[0]
+    x, dim = _flat_or_dim(ctx, x, ctx.static("axis"), arr.ndim)
     if isinstance(repeats, tuple):
         if len(repeats) == 1:
             repeats = repeats[0]
