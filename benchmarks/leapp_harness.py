@@ -224,7 +224,7 @@ def _make_runner(yaml_path: str, default_node: str):
         feed = {}
         for key, value in new_inputs.items():
             full = key if "/" in key else f"{default_node}/{key}"
-            feed[full] = torch.from_numpy(np.ascontiguousarray(value))
+            feed[full] = torch.from_numpy(np.asarray(value, order="C"))
         with _quiet(), torch.no_grad():
             out = manager(feed)
         single = len({k.split("/")[0] for k in out}) == 1

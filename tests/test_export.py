@@ -140,11 +140,19 @@ def test_a_model_that_disagrees_after_reloading_fails_the_export(tmp_path, monke
     assert snapshot(tmp_path) == before
 
 
-def test_an_onnx_conversion_failure_writes_nothing(seed_namespace, tmp_path):
+def test_an_onnx_conversion_failure_writes_nothing(seed_namespace, tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime")
+    tried = []
+
+    def unconvertible(*args, dynamo, **kwargs):  # both of torch's exporters refuse an op
+        tried.append(dynamo)
+        raise RuntimeError("Unsupported ONNX conversion of operator aten::made_up_op")
+
+    monkeypatch.setattr(torch.onnx, "export", unconvertible)
     tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace, profile="full")
-    with pytest.raises(ln.ExportBlocked, match="searchsorted"):  # torch cannot convert np.interp's lookup
+    with pytest.raises(ln.ExportBlocked, match="aten::made_up_op"):
         tr.export(tmp_path / "new", formats=("jit", "onnx"))
+    assert tried == [True, False]  # the default exporter, then LEAPP's TorchScript-based one
     assert list(tmp_path.iterdir()) == []  # not even the directory it created
 
 

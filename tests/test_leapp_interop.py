@@ -63,7 +63,7 @@ annotate.output_tensors("node", {"y": np.clip(x * 2.0 + 1.0, 0.0, 2.5), "s": np.
 def test_exported_two_node_pipeline_runs_in_leapp(tmp_path):
     cell = '''\
 a = annotate.input_tensors("pre", {"x": x_in, "k": k_in})
-annotate.output_tensors("pre", {"y": a["x"] * 2.0 + a["k"]})
+annotate.output_tensors("pre", {"y": a["x"] * 2.0 + a["k"].astype(np.float32)})
 b = annotate.input_tensors("post", {"z": z_in})
 annotate.output_tensors("post", {"w": np.tanh(b) - np.mean(b, axis=0, keepdims=True)})
 '''

@@ -989,13 +989,18 @@ def test_seed_cases_leapp_gets_wrong_are_right_here() -> None:
 
 def test_creation_functions_with_static_arguments_are_genuine_constants() -> None:
     for source in ("y = x + np.eye(3)", "y = x * np.linspace(0, 1, 3)", "y = x + np.zeros(3) + np.arange(3)",
-                   "y = x + np.full((3, 3), 2.0)", "y = x @ np.ones((3, 2))"):
+                   "y = x + np.full((3, 3), 2.0)", "y = x @ np.ones((3, 2), np.float32)"):
         trace = ln.trace_cell(source, {"np": np}, inputs={"x": np.ones((3, 3), np.float32)}, outputs=["y"],
                               profile="leapp")
         assert trace.hazards == [], source
         consts = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
         assert consts and all(n.meta["ln_const"] == "genuine" for n in consts), source
         _graph_vs_numpy(source, "leapp", x=A((3, 3)))
+    # A float64 constant in a float32 matmul: LEAPP's model raises ("expected m1 and m2 to have the same
+    # dtype"), so the leapp profile flags it while the graph itself is right.
+    trace = ln.trace_cell("y = x @ np.ones((3, 2))", {"np": np}, inputs={"x": np.ones((3, 3), np.float32)},
+                          outputs=["y"], profile="leapp")
+    assert [(h.kind, h.severity) for h in trace.hazards] == [("semantic-mismatch", "error")]
 
 
 def test_case_names_are_numpy_spellings() -> None:

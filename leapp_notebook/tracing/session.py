@@ -216,6 +216,16 @@ class NodeBuilder:
                                      "not a numeric array")
             node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
             out_line = line if line is not None else getattr(node, "meta", {}).get("ln_line")
+            alias = leapp_defects.aliased_input(node) if traced_here else None
+            if alias is not None:
+                # LEAPP 0.7.2's output_tensors refuses an output that is a view of exactly a declared
+                # input's memory (x.T of a 1-D x, x[:], x.reshape(x.shape)): reported at the view's line.
+                view_line = node.meta.get("ln_line", out_line)
+                self.hazard("semantic-mismatch", view_line,
+                            f"output '{out_name}' ({node.meta.get('ln_numpy')} of input '{alias}') is recorded "
+                            f"correctly here, but LEAPP 0.7.2 records it wrongly: {leapp_defects.ALIAS.what}.",
+                            [node.name], name=f"output '{out_name}'", location=location,
+                            severity="error" if sess.profile == "leapp" else "warning", fix=leapp_defects.ALIAS.fix)
             if not traced_here or not _depends_on_inputs(node):
                 self.hazard("untraced-output", line,
                             f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
@@ -530,13 +540,24 @@ class Session:
             builder.hazard("broken-chain", line, f"{scalar_text}; recorded here as a 0-d tensor.", [nodes.name],
                            name=name, location=location)
         if row.leapp:
-            defect = leapp_defects.find(name, eager_params, result, extra is not None and "call" in extra)
-            if defect is not None:
+            # A call LEAPP's own lookup records wrongly (tracing/leapp_defects.py: one dict lookup by name,
+            # predicates only for names with defects): our graph is right, LEAPP's export would not be.
+            try:
+                finding = leapp_defects.find(name, eager_params, result)
+            except Exception as exc:  # noqa: BLE001 - a catalogue defect must not stop the user's trace
+                finding = None
+                builder.hazard("semantic-mismatch", line,
+                               f"whether LEAPP 0.7.2 records {name} correctly here could not be checked "
+                               f"({type(exc).__name__}: {exc}); our graph records it faithfully.", [],
+                               name=name, location=location, severity="warning",
+                               fix="compare this call with LEAPP itself (benchmarks/leapp_comparison.py)")
+            if finding is not None:
                 last = nodes[-1] if isinstance(nodes, list) else nodes
                 builder.hazard("semantic-mismatch", line,
-                               f"{name} is recorded correctly here, but LEAPP 0.7.2 records it wrongly: {defect.what}.",
+                               f"{name} is recorded correctly here, but LEAPP 0.7.2 records it wrongly: "
+                               f"{finding.message}.",
                                [last.name] if isinstance(last, torch.fx.Node) else [], name=name, location=location,
-                               severity="error" if self.profile == "leapp" else "warning", fix=defect.fix)
+                               severity="error" if self.profile == "leapp" else "warning", fix=finding.fix)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.hazard("untraced-call", line,
