@@ -127,7 +127,7 @@ TOUR_EXPECTED = [
     [],                                                       # standardize helper
     [("broken-chain", 2)],                                    # grid[0, 0]
     [],                                                       # grid[0:1, 0:1]
-    [("broken-chain", 3), ("broken-chain", 4)],               # for value in x
+    [("broken-chain", 3)],                                    # for value in x
     [],                                                       # np.sum(..., keepdims=True)
     [("reversed-slice", 2)],                                  # x[::-1]
     [],                                                       # index array

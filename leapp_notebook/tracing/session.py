@@ -517,11 +517,15 @@ class Session:
             scalar_text = (f"{name} on 0-d traced values returns a NumPy scalar ({type(result).__name__}), "
                            "which LEAPP 0.7.2 does not trace (it logs nothing)")
             if self.profile == "leapp":
-                sources = [v._ln.name for v in _traced_values(params.values(), builder)]
+                traced = _traced_values(params.values(), builder)
+                sources = [v._ln.name for v in traced]
                 node = builder.const(np.asarray(result), baked=True, origin=f"{name} at line {line}: a NumPy "
                                      "scalar, no longer traced", line=line, source_nodes=sources, helper=helper)
-                builder.hazard("broken-chain", line, f"{scalar_text}: its trace-time value is baked as constant "
-                               f"{node.name}.", [node.name], name=name, location=location)
+                # Scalars that are already baked constants (an element from iteration, say) broke the chain
+                # where they were made; that hazard covers everything computed from them.
+                if not all(v._ln.op == "get_attr" and v._ln.meta.get("ln_const") == "baked" for v in traced):
+                    builder.hazard("broken-chain", line, f"{scalar_text}: its trace-time value is baked as "
+                                   f"constant {node.name}.", [node.name], name=name, location=location)
                 return self.wrap(builder, result, node)
         else:
             scalar_text = None
