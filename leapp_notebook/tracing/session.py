@@ -409,7 +409,7 @@ class Session:
     def where(self) -> tuple[int | None, str | None, str | None]:
         """The cell line that led here, the library location when a library made the call, and the
         name of the helper function the call happened in (None at the cell's top level)."""
-        frame = sys._getframe(1)
+        frame = sys._getframe(2)  # the caller is always this package: start above it
         location = None
         helper = None
         filename = self.filename
