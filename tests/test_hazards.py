@@ -303,7 +303,6 @@ def test_genuine_constants_are_not_hazards():
         "offset = np.linspace(0, 1, 3, dtype=np.float32)\n"
         "y = x @ W + offset + CALIB\n"
     )
-    t = trace(source, x=X2, CALIB=np.full(3, 0.5, np.float32))
     t = ln.trace_cell(source, {"np": np, "x": X2, "CALIB": np.full(3, 0.5, np.float32)}, inputs=["x"],
                       outputs=["y"])
     assert t.hazards == [] and t.ok

@@ -227,15 +227,14 @@ class NodeBuilder:
                             [node.name], name=f"output '{out_name}'", location=location,
                             severity="error" if sess.profile == "leapp" else "warning", fix=leapp_defects.ALIAS.fix)
             if not traced_here or not _depends_on_inputs(node):
-                self.hazard("untraced-output", line,
+                # With inputs=/outputs= the outputs are read after the cell ends (no cell line): report at
+                # the line that produced the value.
+                self.hazard("untraced-output", out_line,
                             f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
                             f"by traced operations ({type(value).__name__}); LEAPP raises "
                             f"\"output_tensors() for node '{self.name}' received non-traced tensors\" for a plain "
                             "array, and exports a constant otherwise.",
-                            [node.name], location=location) if out_line == line else \
-                    self.hazard("untraced-output", out_line,
-                                f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
-                                f"by traced operations ({type(value).__name__}).", [node.name], location=location)
+                            [node.name], location=location)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), eager.dtype.name))
             self.output_nodes.append(node)
             self.sample_outputs[out_name] = np.array(eager, copy=True)
@@ -663,7 +662,7 @@ class Session:
                        name=name, location=location, pending_reach=False)
 
     # -------------------------------------------------------------- indexing
-    def getitem(self, array: Any, key: Any, plain_key: Any) -> Any:
+    def getitem(self, array: Any, key: Any, plain_key: Any, *, iterating: bool = False) -> Any:
         from .array import _as_watch, _find_builder
 
         key_tuple = key if type(key) is tuple else (key,)
@@ -683,12 +682,11 @@ class Session:
 
         source = self.graph_value(builder, array, line, as_tensor=True, helper=helper)
         scalar_result = not isinstance(eager, np.ndarray)
-        context = getattr(self, "_iterating", None)
         if scalar_result and self.profile == "leapp":
             node = builder.const(np.asarray(eager), baked=True,
                                  origin=f"x{text} at line {line}: a NumPy scalar, no longer traced",
                                  line=line, source_nodes=[source.name], helper=helper)
-            what = "iterating over a 1-D traced array yields" if context else f"x{text} removes every axis and gives"
+            what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
             builder.hazard("broken-chain", line,
                            f"{what} a NumPy scalar ({type(eager).__name__}), which is not traced: its trace-time "
                            f"value is baked as constant {node.name}.", [node.name], location=location)
@@ -718,7 +716,7 @@ class Session:
                                "reversing (torch has no negative strides): the export returns these elements in "
                                "the original order.", [node.name], location=location)
         if scalar_result:
-            what = "iterating over a 1-D traced array yields" if context else f"x{text} removes every axis and gives"
+            what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
             builder.hazard("broken-chain", line,
                            f"{what} a NumPy scalar; recorded here as a 0-d tensor. LEAPP 0.7.2 stops tracing "
                            "there and bakes the value.", [node.name], location=location)
@@ -871,14 +869,7 @@ class Session:
     def iterate(self, array: Any) -> Iterator[Any]:
         if array.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        items = []
-        self._iterating = True
-        try:
-            for i in range(array.shape[0]):
-                items.append(self.getitem(array, i, i))
-        finally:
-            self._iterating = None
-        return iter(items)
+        return iter([self.getitem(array, i, i, iterating=True) for i in range(array.shape[0])])
 
     # -------------------------------------------------------------- finishing
     def finish(self) -> list[Node]:
