@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import leapp_notebook as ln  # noqa: E402
 from leapp_notebook.tracing import session as _session  # noqa: E402
+from leapp_notebook.tracing.facts import facts  # noqa: E402
 
 # Element-wise math, reductions with axis/keepdims, slicing, joining and selection: the mix a
 # preprocessing cell does. Every call is in LEAPP 0.7.2's lookup, so both tracers record all of it.
@@ -56,7 +57,7 @@ def count_ops(trace: Any) -> int:
     """fx call nodes recorded for the cell's NumPy calls (casts added by the dtype pass excluded)."""
     graph = trace.nodes["node"].graph.graph
     calls = [n for n in graph.nodes if n.op in ("call_function", "call_method")]
-    return sum(1 for n in calls if not n.meta.get("ln_cast"))
+    return sum(1 for n in calls if not facts(n).cast)
 
 
 def time_eager(source: str, x: np.ndarray) -> float:

@@ -25,6 +25,8 @@ import torch
 import torch.fx
 
 from .tracing import hazards as hz
+from .tracing.facts import facts
+from .tracing.provenance import ancestors, output_node
 from .tracing.types import CellError, Hazard, Node, TraceError
 
 __all__ = ["probe", "ProbeReport", "OutputCheck", "Mismatch", "BakedConstant", "draw_inputs", "input_ranges"]
@@ -361,31 +363,18 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 # ------------------------------------------------------------------------------------------
 
 def _ancestors(graph: torch.fx.Graph, index: int) -> set[str]:
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    start = output.args[0][index]
-    if not isinstance(start, torch.fx.Node):
-        return set()
-    seen: set[str] = set()
-    stack = [start]
-    while stack:
-        current = stack.pop()
-        if current.name not in seen:
-            seen.add(current.name)
-            stack.extend(current.all_input_nodes)
-    return seen
+    return set(ancestors([output_node(graph).args[0][index]]))
 
 
 def _producer(graph: torch.fx.Graph, index: int) -> list[str]:
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    producer = output.args[0][index]
+    producer = output_node(graph).args[0][index]
     return [producer.name] if isinstance(producer, torch.fx.Node) else []
 
 
 def _producer_line(graph: torch.fx.Graph, index: int) -> int | None:
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    producer = output.args[0][index]
-    line = producer.meta.get("ln_line") if isinstance(producer, torch.fx.Node) else None
-    return line if line is not None else output.meta.get("ln_line")
+    output = output_node(graph)
+    line = facts(output.args[0][index]).line
+    return line if line is not None else facts(output).line
 
 
 def _literals(node: torch.fx.Node) -> str:
@@ -429,7 +418,7 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
                   structure_changed: bool) -> list[BakedConstant]:
     """The graph values behind one output that a retrace showed to depend on the inputs; without a
     retrace (it failed), the constants the tracer itself marked as baked."""
-    ancestors = _ancestors(node.graph.graph, index)
+    behind = _ancestors(node.graph.graph, index)
     by_name = {n.name: n for n in node.graph.graph.nodes}
 
     def hazard_lines(name: str, line: int | None) -> tuple[int, ...]:
@@ -444,11 +433,11 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
             or [BakedConstant("", None, "branch")]
     found = []
     if dependent is None:
-        dependent = {name: ("constant", by_name[name].meta.get("ln_preview"), None) for name in ancestors
-                     if by_name[name].meta.get("ln_const") == "baked"}
+        dependent = {name: ("constant", list(facts(by_name[name]).preview), None) for name in behind
+                     if facts(by_name[name]).const == "baked"}
     for name, (kind, traced, retraced) in dependent.items():
-        if name in ancestors:
-            line = by_name[name].meta.get("ln_line")
+        if name in behind:
+            line = facts(by_name[name]).line
             found.append(BakedConstant(name, line, kind, hazard_lines(name, line), traced, retraced))
     return found
 
@@ -644,17 +633,18 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
                       checks: dict[str, OutputCheck], baked: dict[str, list[BakedConstant]]) -> list[Hazard]:
     """A ``semantic-mismatch`` hazard for each failing output no standing error hazard explains."""
     lines = trace.source.splitlines()
-    added = []
+    added: list[Hazard] = []
+    tables: dict[str, dict[tuple[str, int | None], Hazard]] = {}
     for node in nodes:
         for index, key in enumerate(keys[node.name]):
             check = checks[key]
             if check.passed:
                 continue
-            ancestors = _ancestors(node.graph.graph, index)
+            behind = _ancestors(node.graph.graph, index)
             found = baked.get(key, [])
             baked_lines = {c.line for c in found if c.line is not None}
             branch = any(c.kind == "branch" for c in found)
-            if any(h.severity == "error" and (set(h.graph_nodes) & ancestors or h.line in baked_lines
+            if any(h.severity == "error" and (set(h.graph_nodes) & behind or h.line in baked_lines
                                               or (branch and h.kind == "data-dependent-branch"))
                    for h in node.hazards):
                 continue
@@ -668,15 +658,12 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
             message = (f"the probe found output '{check.output}' of node '{node.name}' differs from NumPy "
                        f"on fresh inputs: {what}.")
             graph_nodes = [c.node for c in unnamed] or _producer(node.graph.graph, index)
-            same_line = next((h for h in added if h.node == node.name and h.line == line), None)
-            if same_line is not None:  # one hazard per line and node, naming every output it breaks
-                same_line.message += f" Also on this line: {message}"
-                same_line.graph_nodes += [n for n in graph_nodes if n not in same_line.graph_nodes]
-                continue
-            hazard = Hazard(kind="semantic-mismatch", severity="error", node=node.name, line=line, code=code,
-                            message=message, fix=hz.fix_for("semantic-mismatch", line=line, code=code),
-                            graph_nodes=graph_nodes)
-            node.hazards.append(hazard)
-            added.append(hazard)
+            table = tables.setdefault(node.name, {})
+            hazard, new = hz.add(table, "semantic-mismatch", line, message, graph_nodes, node=node.name,
+                                 profile=trace.profile, code=code, name=f"output '{check.output}'",
+                                 severity="error")
+            if new:  # one hazard per line and node, naming every output it breaks
+                node.hazards.append(hazard)
+                added.append(hazard)
     return added
 

@@ -14,10 +14,13 @@ import traceback
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
+import torch
 
-from .tracing import array as _array
 from .tracing import ops
 from .tracing import session as _session
+from .tracing import tensor as _tensor
+from .tracing.array import TracedArray
+from .tracing.provenance import builder_of, plain
 from .tracing.session import Session, close_matches
 from .tracing.types import CellError, Hazard, Node, TraceError
 
@@ -91,10 +94,10 @@ def _creation(name: str) -> Callable[..., Any]:
     original = getattr(np, name)
 
     def watched(*args: Any, **kwargs: Any) -> Any:
-        sess = _session.ACTIVE
+        sess = _session.active()
         if sess is None or sess.suspended:
             return original(*args, **kwargs)
-        return _array._as_watch(original(*args, **kwargs))
+        return sess.watch(original(*args, **kwargs))
 
     watched.__wrapped__ = original  # type: ignore[attr-defined]
     watched.__name__ = name
@@ -106,31 +109,33 @@ def _conversion(name: str) -> Callable[..., Any]:
     original = getattr(np, name)
 
     def converted(obj: Any = None, *args: Any, **kwargs: Any) -> Any:
-        sess = _session.ACTIVE
+        sess = _session.active()
         if sess is None or sess.suspended:
             return original(obj, *args, **kwargs)
         dtype = args[0] if args else kwargs.get("dtype")
-        if isinstance(obj, _array.TracedArray):
-            if obj._lb is None:
+        if isinstance(obj, TracedArray):
+            if obj._lp is None or obj._lp.builder is None:
                 result = original(obj.view(np.ndarray), *args, **kwargs)
-                return _array._as_watch(result) if name == "array" else result
+                return sess.watch(result) if name == "array" else result
             with sess.eager():
                 result = original(obj.view(np.ndarray), *args, **kwargs)
             if name != "array" and (dtype is None or np.dtype(dtype) == obj.dtype) and result.shape == obj.shape:
                 return obj  # NumPy returns the same data without a copy: so does the tracer
             row = ops.CONVERSION_ROWS["array" if name == "array" else "asarray"]
-            return sess.record(obj._lb, row, f"np.{name}", {"a": obj, "dtype": dtype},
+            return sess.record(obj._lp.builder, row, f"np.{name}", {"a": obj, "dtype": dtype},
                                {"a": obj.view(np.ndarray), "dtype": dtype}, result)
+        if isinstance(obj, torch.Tensor) and getattr(obj, "_lp", None) is not None:
+            return _tensor.to_numpy(sess, obj, f"np.{name}", dtype)
         if type(obj) in (list, tuple):
-            builder = _array._find_builder(obj)
+            builder = builder_of(obj)
             if builder is not None:
                 with sess.eager():
-                    result = original(_array._plain(obj), *args, **kwargs)
+                    result = original(plain(obj), *args, **kwargs)
                 return sess.record(builder, ops.CONVERSION_ROWS["array_of_values"], f"np.{name}([...])",
-                                   {"object": obj, "dtype": dtype}, {"object": _array._plain(obj), "dtype": dtype},
+                                   {"object": obj, "dtype": dtype}, {"object": plain(obj), "dtype": dtype},
                                    result)
         result = original(obj, *args, **kwargs)
-        return _array._as_watch(result) if name == "array" else result
+        return sess.watch(result) if name == "array" else result
 
     converted.__wrapped__ = original  # type: ignore[attr-defined]
     converted.__name__ = name
@@ -149,9 +154,11 @@ def _install() -> None:
     for name in _CONVERTED:
         _ORIGINAL[name] = getattr(np, name)
         setattr(np, name, _conversion(name))
+    _tensor.install()
 
 
 def _uninstall() -> None:
+    _tensor.uninstall()
     for name, original in _ORIGINAL.items():
         setattr(np, name, original)
     _ORIGINAL.clear()
@@ -224,7 +231,9 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     if input_names is not None:
         for name in input_names:
             snapshot[name] = input_values[name]
-    sess = Session(source, filename, profile)
+    aliases: dict[str, Any] = {}
+    sess = Session(source, filename, profile, TracedArray)
+    sess.namespace = namespace
     nodes: list[Node] = []
     # Tracing allocates many small long-lived objects (fx nodes, meta dicts); the cyclic collector's
     # passes over them cost more than the recording itself, and nothing here makes reference cycles
@@ -233,11 +242,13 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     gc.disable()
     _install()
     _session.ACTIVE = sess
+    mode = _tensor.TorchRecorder()
+    mode.__enter__()
     try:
         if input_names is not None:
             builder = sess.builder(node)
             for name in input_names:
-                namespace[name] = builder.add_input(name, input_values[name])
+                aliases[name] = namespace[name] = builder.add_input(name, input_values[name])
         try:
             exec(code, namespace)
         except TraceError as exc:
@@ -260,8 +271,12 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             raise TraceError("the cell declared no node: pass inputs=[...] and outputs=[...], or call "
                              "annotate.input_tensors(...) and annotate.output_tensors(...) in the cell")
     finally:
+        mode.__exit__(None, None, None)
         _session.ACTIVE = None
         _uninstall()
+        for name, alias in aliases.items():  # the caller's own input objects, not the traced aliases
+            if namespace.get(name) is alias and name in snapshot:
+                namespace[name] = snapshot[name]
         _clean_namespace(namespace)
         if gc_was_enabled:
             gc.enable()
@@ -279,30 +294,12 @@ def _cell_line(exc: BaseException, filename: str) -> int | None:
 
 
 def _clean_namespace(namespace: dict[str, Any]) -> None:
-    """Replace every traced array left in the namespace (and in its lists, tuples and dicts) by plain NumPy."""
-    for key, value in list(namespace.items()):
-        if key != "__builtins__":
-            namespace[key] = _plain_deep(value, depth=4)
-
-
-def _plain_deep(value: Any, depth: int) -> Any:
-    if isinstance(value, _array.TracedArray):
-        return value.view(np.ndarray)
-    if depth <= 0:
-        return value
-    if type(value) is list:
-        for i, item in enumerate(value):
-            value[i] = _plain_deep(item, depth - 1)
-        return value
-    if type(value) is tuple:
-        if any(isinstance(item, (_array.TracedArray, list, tuple, dict)) for item in value):
-            return tuple(_plain_deep(item, depth - 1) for item in value)
-        return value
-    if type(value) is dict:
-        for key, item in list(value.items()):
-            value[key] = _plain_deep(item, depth - 1)
-        return value
-    return value
+    """Replace every traced array left in the namespace (and in its lists, tuples and dicts, four levels deep)
+    by plain NumPy, and drop the provenance of tensors: later cells see ordinary arrays and tensors."""
+    builtins = namespace.pop("__builtins__", None)
+    plain(namespace, depth=5, in_place=True)
+    if builtins is not None:
+        namespace["__builtins__"] = builtins
 
 
 # ------------------------------------------------------------------------------------------
@@ -420,10 +417,3 @@ class Trace:
         except ImportError:
             return repr(self)
         return to_text(self)
-
-
-def _ops_count(node: Node) -> int:
-    return sum(1 for n in node.graph.graph.nodes if n.op in ("call_function", "call_method"))
-
-
-__all__ = ["Trace", "trace_cell", "annotate", "Annotate", "PROFILES"]

@@ -6,6 +6,7 @@ import pytest
 from conftest import SEED_INTERP_CELL, trace
 
 import leapp_notebook as ln
+from leapp_notebook.tracing.facts import facts
 
 X1 = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
 X2 = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 7
@@ -40,8 +41,8 @@ def test_seed_interp_is_an_error_at_its_line_with_the_baked_constant_marked(seed
     assert "np.interp" in hazard.message and "No torch equivalent for numpy function interp" in hazard.message
     (baked,) = hazard.graph_nodes
     fx = {n.name: n for n in t.nodes["node"].graph.graph.nodes}[baked]
-    assert fx.op == "get_attr" and fx.meta["ln_const"] == "baked" and fx.meta["ln_line"] == 3
-    assert fx.meta["ln_from"] == ["state"]
+    assert fx.op == "get_attr" and facts(fx).const == "baked" and facts(fx).line == 3
+    assert facts(fx).sources == ("state",)
     assert "split the node" in hazard.fix and "profile='full'" in hazard.fix
     assert not t.ok
 
@@ -94,7 +95,7 @@ def test_python_helper_on_traced_calls_traces_fine_as_the_seed_says():
     t = trace(source, x=X2)
     assert t.hazards == []
     assert agrees_on_fresh_input(t, FRESH2)
-    helpers = {n.meta.get("ln_helper") for n in t.nodes["node"].graph.graph.nodes if n.op == "call_function"}
+    helpers = {facts(n).helper for n in t.nodes["node"].graph.graph.nodes if n.op == "call_function"}
     assert helpers == {"standardize"}
 
 
@@ -182,7 +183,7 @@ def test_reversed_slice_is_flagged_and_recorded_as_a_flip_in_full(source, x, fre
     hazard_full = only(t_full, "reversed-slice")
     assert hazard_full.severity == "warning"
     flips = [n for n in t_full.nodes["node"].graph.graph.nodes if n.name in hazard_full.graph_nodes]
-    assert flips and flips[0].meta["ln_torch"] == "torch.flip"
+    assert flips and facts(flips[0]).torch == "torch.flip"
     assert agrees_on_fresh_input(t_full, fresh)
 
 
@@ -307,7 +308,7 @@ def test_genuine_constants_are_not_hazards():
                       outputs=["y"])
     assert t.hazards == [] and t.ok
     consts = [n for n in t.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
-    assert consts and all(n.meta["ln_const"] == "genuine" for n in consts)
+    assert consts and all(facts(n).const == "genuine" for n in consts)
     assert agrees_on_fresh_input(t, FRESH2)
 
 
@@ -320,7 +321,7 @@ def test_each_hazard_is_reported_once_per_line_and_node():
 def test_hazard_kinds_are_the_catalogue():
     assert set(ln.HAZARD_KINDS) == {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar",
                                     "value-extraction", "data-dependent-branch", "untraced-output",
-                                    "semantic-mismatch"}
+                                    "semantic-mismatch", "training-mode", "nondeterministic"}
 
 
 # ----------------------------------------------------------------------------- paths no lookup row sees

@@ -22,6 +22,7 @@ import pytest
 
 import leapp_notebook as ln
 from leapp_notebook.tracing import ops
+from leapp_notebook.tracing.facts import facts
 
 # Random inputs hit NumPy's domain warnings (log of 0, integer division by 0): NumPy's values are still the
 # reference the graph must reproduce.
@@ -798,7 +799,7 @@ def check_case(name: str, case_: Case, profile: str, seed: int = 0) -> None:
         return
     assert not errors, f"{what}: unexpected error hazards {[(h.kind, h.message) for h in errors]}"
     node = trace.nodes["node"]
-    recorded = {n.meta.get("ln_numpy") for n in node.graph.graph.nodes}
+    recorded = {facts(n).numpy for n in node.graph.graph.nodes}
     records = case_.records or name
     assert records in recorded, f"{what}: no graph node records {records} ({sorted(map(str, recorded))})"
     draws = [trace_inputs] + [{k: spec.draw(rng) for k, spec in case_.inputs.items()} for _ in range(N_FRESH)]
@@ -994,7 +995,7 @@ def test_creation_functions_with_static_arguments_are_genuine_constants() -> Non
                               profile="leapp")
         assert trace.hazards == [], source
         consts = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
-        assert consts and all(n.meta["ln_const"] == "genuine" for n in consts), source
+        assert consts and all(facts(n).const == "genuine" for n in consts), source
         _graph_vs_numpy(source, "leapp", x=A((3, 3)))
     # A float64 constant in a float32 matmul: LEAPP's model raises ("expected m1 and m2 to have the same
     # dtype"), so the leapp profile flags it while the graph itself is right.

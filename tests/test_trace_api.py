@@ -6,6 +6,7 @@ import torch
 
 import leapp_notebook as ln
 from leapp_notebook.tracing.array import TracedArray
+from leapp_notebook.tracing.facts import facts
 
 X = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
 NUMPY_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "array", "asarray", "ascontiguousarray")
@@ -62,11 +63,28 @@ def test_bad_arguments_raise_trace_error_saying_what_to_do(kwargs, message):
         ln.trace_cell("y = x * 2", {"np": np, "x": X}, **kwargs)
 
 
-def test_non_array_inputs_are_refused():
-    with pytest.raises(ln.TraceError, match="not a NumPy array"):
+def test_non_array_inputs_are_refused_with_how_to_convert():
+    with pytest.raises(ln.TraceError, match="not a NumPy array or torch tensor.*np.asarray"):
         ln.trace_cell("y = x", {"np": np, "x": {"a": 1}}, inputs=["x"], outputs=["y"])
-    with pytest.raises(ln.TraceError, match="torch.Tensor"):
-        ln.trace_cell("y = x", {"np": np, "x": torch.ones(2)}, inputs=["x"], outputs=["y"])
+    for value in ([1.0, 2.0], 2.0, (1, 2)):
+        with pytest.raises(ln.TraceError, match="np.asarray"):
+            ln.trace_cell("y = x + x", {"np": np, "x": value}, inputs=["x"], outputs=["y"])
+    with pytest.raises(ln.TraceError, match="ndarray subclass"):
+        ln.trace_cell("y = x * x", {"np": np, "x": np.matrix([[1.0, 2.0]])}, inputs=["x"], outputs=["y"])
+    with pytest.raises(ln.TraceError, match="ndarray subclass"):
+        ln.trace_cell("y = x.sum()", {"np": np, "x": np.ma.masked_array([1.0, 3.0], mask=[0, 1])}, inputs=["x"],
+                      outputs=["y"])
+
+
+def test_inputs_keep_their_identity_and_kind_in_the_namespace():
+    x, t = np.arange(3.0), torch.arange(3.0)
+    namespace = {"np": np, "torch": torch, "x": x, "t": t}
+    trace = ln.trace_cell("y = x * 2\nz = t + 1", namespace, inputs=["x", "t"], outputs=["y", "z"])
+    assert namespace["x"] is x and namespace["t"] is t
+    assert type(namespace["y"]) is np.ndarray and type(namespace["z"]) is torch.Tensor
+    assert not hasattr(namespace["z"], "_lp") and not hasattr(t, "_lp")
+    assert [s.kind for s in trace.nodes["node"].inputs] == ["numpy", "torch"]
+    assert [s.kind for s in trace.nodes["node"].outputs] == ["numpy", "torch"]
 
 
 def test_cell_without_nodes_is_refused():
@@ -150,7 +168,7 @@ def test_meta_holds_shapes_and_dtypes_not_copies_of_intermediates():
     for fx_node in t.nodes["node"].graph.graph.nodes:
         for value in fx_node.meta.values():
             assert not isinstance(value, (np.ndarray, torch.Tensor)), fx_node.name
-        assert len(fx_node.meta.get("ln_preview", [])) <= 6
+        assert len(facts(fx_node).preview) <= 6
 
 
 def test_output_dtype_equals_the_eager_dtype():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .labels import CONTROL_CHARACTERS, clip, esc, preview_text, probe_text, shape_text
+from .labels import CONTROL_CHARACTERS, clip, esc, module_label, preview_text, probe_text, shape_text
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON
 from .model import call_summary, fold, graph_model, is_marked, severity_of
 
@@ -187,6 +187,8 @@ class _Writer:
             rows = [f"{look.icon} {esc(vertex['name'])} "
                     f"{small.format(esc(preview_text(vertex.get('preview', []))))}",
                     small.format(esc(typed + where))]
+        elif role == "module":
+            rows = [f"<B>{esc(look.icon + ' ' + module_label(vertex))}</B>", small.format(esc(where.lstrip(' ·')))]
         else:
             icon = f"{look.icon} " if look.icon else ""
             cast = vertex["cast"] or vertex["torch"] == "Tensor.to"
@@ -213,7 +215,8 @@ class _Writer:
         return rows
 
     def _tooltip(self, vertex: dict[str, Any]) -> str:
-        lines = [f"{vertex['numpy']} → {vertex['torch']}" if vertex["role"] == "op" else vertex["name"]]
+        lines = [f"{vertex['numpy']} → {vertex['torch']}" if vertex["role"] == "op" else
+                 module_label(vertex) if vertex["role"] == "module" else vertex["name"]]
         for index in vertex["hazards"]:
             hazard = self.hazards[index]
             lines.append(f"{hazard['severity']} {hazard['kind']} at line {hazard['line']}: "

@@ -52,3 +52,12 @@ def probe_text(check: dict[str, Any]) -> str:
         err = check["max_abs_err"]
         reasons.append(f"max |err| {err:.3g}" if isinstance(err, float) else f"max |err| {err}")
     return "✖ PROBE FAILED · " + " · ".join(reasons)
+
+
+def module_label(vertex: dict[str, Any]) -> str:
+    """``policy: Sequential · 114 params · (4,) → (2,)`` for an nn.Module vertex."""
+    module = vertex.get("module") or {}
+    shapes = f" · {shape_text(module.get('in_shape'))} → {shape_text(vertex.get('shape'))}"
+    training = " · TRAINING" if module.get("training") else ""
+    return (f"{module.get('name', vertex['name'])}: {module.get('type', vertex['torch'])} · "
+            f"{module.get('params', 0):,} params{shapes}{training}")

@@ -14,6 +14,9 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
+import torch.fx
+
+from ..tracing.facts import NodeFacts, facts
 from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
 
 SCHEMA = "leapp-trace-graph/1"
@@ -83,29 +86,36 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         if fx.op == "output":
             vertices.extend(_output_vertices(prefix, node, fx, ids, hazards, probe_outputs, edges))
             continue
-        meta = fx.meta
-        role = {"placeholder": "input", "get_attr": "constant"}.get(fx.op, "op")
-        ops += role == "op"
-        shape, dtype = _shape_dtype(meta)
-        line = meta.get("ln_line")
+        info = facts(fx)
+        role = {"placeholder": "input", "get_attr": "constant", "call_module": "module"}.get(fx.op, "op")
+        ops += role in ("op", "module")
+        shape, dtype = _shape_dtype(info)
+        line = info.line
         vertex: dict[str, Any] = {
             "id": prefix + fx.name,
             "name": fx.name,
             "role": role,
-            "numpy": meta.get("ln_numpy") or fx.name,
-            "torch": meta.get("ln_torch") or str(fx.target),
+            "numpy": info.numpy or fx.name,
+            "torch": info.torch or str(fx.target),
             "line": line,
-            "helper": meta.get("ln_helper"),
-            "location": meta.get("ln_location"),
+            "helper": info.helper,
+            "location": info.location,
             "shape": shape,
             "dtype": dtype,
-            "cast": bool(meta.get("ln_cast")),
+            "kind": info.kind,
+            "cast": info.cast,
             "hazards": marks.get(fx.name, []),
             "group": None,
         }
+        if info.module is not None:
+            first = fx.args[0] if fx.args else None
+            in_shape = facts(first).shape if isinstance(first, torch.fx.Node) else None
+            vertex["module"] = {"name": info.module.name, "type": info.module.type, "params": info.module.params,
+                                "training": info.module.training,
+                                "in_shape": list(in_shape) if in_shape is not None else None}
         if role == "constant":
-            vertex.update(constant=meta.get("ln_const", "genuine"), origin=meta.get("ln_origin"),
-                          preview=[_json_number(v) for v in meta.get("ln_preview") or ()],
+            vertex.update(constant=info.const or "genuine", origin=info.origin,
+                          preview=[_json_number(v) for v in info.preview],
                           code=_line_text(lines, line))
             if fx.name in baked_by_probe:
                 vertex["probe_baked"] = baked_by_probe[fx.name]
@@ -114,7 +124,7 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         vertices.append(vertex)
         for source in fx.all_input_nodes:
             edges.append(_edge(ids[source.name], vertex, "data"))
-        for source_name in meta.get("ln_from") or ():
+        for source_name in info.sources:
             if source_name in ids:
                 edges.append(_edge(ids[source_name], vertex, "not-recorded"))
         if role != "input":
@@ -151,7 +161,7 @@ def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, A
             "role": "output",
             "numpy": "output",
             "torch": "output",
-            "line": fx.meta.get("ln_line"),
+            "line": facts(fx).line,
             "helper": None,
             "location": None,
             "shape": list(spec.shape),
@@ -183,7 +193,7 @@ def _category(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str:
 
 def call_summary(vertices: list[dict[str, Any]]) -> tuple[int, int, str]:
     """(ops, constants, the three most frequent calls) of a set of vertices: ``np.add ×20, np.mul, …``."""
-    calls = Counter(v["numpy"] for v in vertices if v["role"] == "op")
+    calls = Counter(v["numpy"] for v in vertices if v["role"] in ("op", "module"))
     top = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in calls.most_common(3))
     ops = sum(calls.values())
     return ops, sum(v["role"] == "constant" for v in vertices), top + (", …" if len(calls) > 3 else "")
@@ -261,12 +271,10 @@ def _finish_group(group: dict[str, Any]) -> None:
         group["label"] = f"line {group['line']}: {group['code'].strip()}"
 
 
-def _shape_dtype(meta: dict[str, Any]) -> tuple[list[int] | None, str | None]:
-    val = meta.get("ln_val")
-    if val is not None:
-        return list(val[0]), str(val[1])
-    shape = meta.get("ln_shape")
-    return (list(shape) if shape is not None else None), meta.get("ln_dtype")
+def _shape_dtype(info: NodeFacts) -> tuple[list[int] | None, str | None]:
+    if info.graph_shape is not None:
+        return list(info.graph_shape), info.graph_dtype
+    return (list(info.shape) if info.shape is not None else None), info.dtype
 
 
 def _spec(spec: Any) -> dict[str, Any]:

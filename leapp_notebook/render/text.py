@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .labels import preview_text, probe_text, shape_text
+from .labels import module_label, preview_text, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON
 from .model import call_summary, fold, graph_model, is_marked
 
@@ -123,6 +123,8 @@ def _vertex_text(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> Text:
         text = Text(f"{look.icon} {kind} {vertex['name']} {typed} = {values}")
         if vertex.get("origin"):
             text.append(f"  ({vertex['origin']})", style="dim")
+    elif vertex["role"] == "module":
+        text = Text(f"{look.icon} {module_label(vertex)}")
     else:
         text = Text(f"{vertex['name']}: {vertex['numpy']} → {vertex['torch']}  {typed}")
     for index in vertex["hazards"]:

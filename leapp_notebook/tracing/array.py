@@ -2,13 +2,10 @@
 
 Every NumPy hook (ufuncs, ``__array_function__``, indexing, iteration, conversions, the methods) lands
 here, computes NumPy's own result on plain arrays (so the cell behaves exactly as it would untraced),
-and asks the session to record it. A TracedArray is in one of three states:
-
-* traced: ``_lb`` (its node builder) and ``_ln`` (its fx node) are set;
-* watch: created by ``np.zeros``/``np.array``/... inside the trace, holding no traced data yet, so that
-  ``out[1:] = traced`` on it is seen (a plain ndarray's ``__setitem__`` cannot be hooked);
-* lost: derived from traced data by an ndarray method the tracer does not record (``_lost`` says how);
-  it is baked wherever it is used, and reported.
+and asks the session to record it. Its ``_lp`` is its provenance (tracing/provenance.py): traced, watch
+(created by ``np.zeros``/``np.array``/... inside the trace, holding no traced data yet, so that
+``out[1:] = traced`` on it is seen: a plain ndarray's ``__setitem__`` cannot be hooked) or lost (derived
+by an ndarray method the tracer does not record; baked wherever it is used, and reported).
 
 Outside an active session every hook behaves as plain NumPy.
 """
@@ -19,40 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
+from . import indexing, ops
 from . import session as _session
-
-
-def _plain(value: Any) -> Any:
-    """The NumPy value without tracing: TracedArrays become base-class views, containers recurse."""
-    if isinstance(value, TracedArray):
-        return value.view(np.ndarray)
-    if type(value) is list or type(value) is tuple:
-        if not any(isinstance(v, (TracedArray, list, tuple)) for v in value):
-            return value
-        return type(value)(_plain(v) for v in value)
-    return value
-
-
-def _find_builder(values: Any) -> Any:
-    """The node builder of the first traced (or lost) array among ``values``, else None."""
-    for value in values:
-        if isinstance(value, TracedArray):
-            if value._lb is not None:
-                return value._lb
-        elif type(value) is list or type(value) is tuple:
-            found = _find_builder(value)
-            if found is not None:
-                return found
-    return None
-
-
-def _as_watch(result: Any) -> Any:
-    if type(result) is np.ndarray and result.dtype.kind in "biufc":
-        watch = result.view(TracedArray)
-        watch._lfp = _session.fingerprint(result)
-        return watch
-    return result
+from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
 
 
 def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -71,34 +37,37 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 class TracedArray(np.ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
-    _lb: Any = None     # the NodeBuilder this value belongs to
-    _ln: Any = None     # its fx node
-    _lost: str | None = None
-    _lfp: int | None = None  # watch arrays: fingerprint of the contents the tracer knows about
-    _lost_line: int | None = None
-    _lver: int = 0  # the write count of its memory owner when it got its node (see Session.bump)
+    _lp: Provenance | None = None  # where the value comes from (tracing/provenance.py)
+
+    @staticmethod
+    def watch(result: Any) -> Any:
+        """An array created inside the cell, watched so that traced data written into it is noticed."""
+        if type(result) is np.ndarray and result.dtype.kind in "biufc":
+            watched = result.view(TracedArray)
+            watched._lp = Provenance.watch(fingerprint(result))
+            return watched
+        return result
 
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
-        # tracer's own wrapping sets the attributes right after.
-        if isinstance(obj, TracedArray) and obj._lb is not None:
-            self._lb = obj._lb
-            self._ln = None
-            sess = _session.ACTIVE
+        # tracer's own wrapping sets the provenance right after.
+        prov = getattr(obj, "_lp", None)
+        if prov is not None and prov.builder is not None:
+            sess = _session.active()
             line = sess.where()[0] if sess is not None else None
-            self._lost = f"derived at line {line} by an ndarray method the tracer does not record"
-            self._lost_line = line
+            self._lp = Provenance.lost_in(
+                prov.builder, f"derived at line {line} by an ndarray method the tracer does not record", line)
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        sess = _session.ACTIVE
+        sess = _session.active()
         out = kwargs.get("out")
-        plain_inputs = tuple([v.view(np.ndarray) if isinstance(v, TracedArray) else _plain(v) for v in inputs])
-        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()} if kwargs else kwargs
+        plain_inputs = tuple([v.view(np.ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
+        plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
             return result
-        builder = _find_builder(inputs)
+        builder = builder_of(inputs)
         if method == "__call__":
             row = ops.UFUNC_ROWS.get(ufunc)
             name = row.numpy if row is not None else f"np.{ufunc.__name__}"
@@ -130,36 +99,36 @@ class TracedArray(np.ndarray):
             # In-place forms (x += 1, np.add(a, b, out=a)): rebind the out array to the new value.
             target = out[0] if isinstance(out, tuple) else out
             if builder is None:
-                if isinstance(target, TracedArray) and target._lb is None:
-                    target._lfp = _session.fingerprint(target.view(np.ndarray))
+                if isinstance(target, TracedArray) and (target._lp is None or target._lp.builder is None):
+                    target._lp = Provenance.watch(fingerprint(target.view(np.ndarray)))
                 return out if isinstance(out, TracedArray) or not isinstance(out, tuple) else out[0]
             recorded = sess.record(builder, row, name, params, eager_params,
                                    result.view(np.ndarray) if isinstance(result, TracedArray) else result,
                                    extra={"ufunc": ufunc})
             if isinstance(target, TracedArray):
-                target._lb, target._ln, target._lost, target._lfp = recorded._lb, recorded._ln, recorded._lost, None
-                target._lver = sess.bump(target)
+                target._lp = Provenance(recorded._lp.builder, recorded._lp.node, sess.bump(target))
+                target._lp.lost, target._lp.line = recorded._lp.lost, recorded._lp.line
             else:
                 sess.written_into_plain(builder, target, name)
             return target
         if builder is None:
-            return _as_watch(result) if _has_watch(inputs) else result
+            return TracedArray.watch(result) if has_traced(inputs) else result
         extra = {"ufunc": ufunc} if method != "__call__" else {"ufunc": ufunc, "call": True}
         return sess.record(builder, row, name, params, eager_params, result, extra=extra)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        sess = _session.ACTIVE
-        plain_args = tuple(_plain(v) for v in args)
-        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()} if kwargs else kwargs
+        sess = _session.active()
+        plain_args = tuple(plain(v) for v in args)
+        plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             return func(*plain_args, **plain_kwargs)
         with sess.eager():
             result = func(*plain_args, **plain_kwargs)
-        builder = _find_builder(args) or _find_builder(tuple(kwargs.values()))
+        builder = builder_of(args) or builder_of(tuple(kwargs.values()))
         if builder is None:
             if func in _session.METADATA_FUNCTIONS:
                 return result
-            return _as_watch(result) if _has_watch(args) else result
+            return TracedArray.watch(result) if has_traced(args) else result
         row = ops.FUNCTION_ROWS.get(func)
         if row is not None:
             params = _bind(row.names, args, kwargs)
@@ -179,19 +148,19 @@ class TracedArray(np.ndarray):
     # ---------------------------------------------------------------- methods
     def _method(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any],
                 eager_fn: Any = None) -> Any:
-        sess = _session.ACTIVE
+        sess = _session.active()
         plain_self = self.view(np.ndarray)
-        plain_args = tuple(_plain(v) for v in args)
-        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        plain_args = tuple(plain(v) for v in args)
+        plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
         if eager_fn is None:
             eager_fn = getattr(np.ndarray, mname)
         if sess is None or sess.suspended:
             return eager_fn(plain_self, *plain_args, **plain_kwargs)
         with sess.eager():
             result = eager_fn(plain_self, *plain_args, **plain_kwargs)
-        builder = self._lb or _find_builder(args)
+        builder = (self._lp.builder if self._lp is not None else None) or builder_of(args)
         if builder is None:
-            return _as_watch(result)
+            return TracedArray.watch(result)
         row = ops.METHOD_ROWS.get(mname)
         names = row.names if row is not None else ("a",)
         params = _bind(names, (self, *args), kwargs)
@@ -260,8 +229,8 @@ class TracedArray(np.ndarray):
     def _in_place(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """In-place ndarray methods the tracer does not record (put, partition, resize, ...): the array
         changes eagerly, so from here on its graph value is unknown and it is baked where used."""
-        result = getattr(np.ndarray, mname)(self.view(np.ndarray), *[_plain(a) for a in args],
-                                            **{k: _plain(v) for k, v in kwargs.items()})
+        result = getattr(np.ndarray, mname)(self.view(np.ndarray), *[plain(a) for a in args],
+                                            **{k: plain(v) for k, v in kwargs.items()})
         _session.modified_in_place(self, f"ndarray.{mname}")
         return result
 
@@ -278,27 +247,28 @@ class TracedArray(np.ndarray):
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
-        sess = _session.ACTIVE
-        plain_key = _plain(key)
+        sess = _session.active()
+        plain_key = plain(key)
         if sess is None or sess.suspended:
             return self.view(np.ndarray)[plain_key]
-        return sess.getitem(self, key, plain_key)
+        return indexing.getitem(sess, self, key, plain_key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        sess = _session.ACTIVE
+        sess = _session.active()
         if sess is None or sess.suspended:
-            self.view(np.ndarray)[_plain(key)] = _plain(value)
+            self.view(np.ndarray)[plain(key)] = plain(value)
             return
-        sess.setitem(self, key, value)
+        indexing.setitem(sess, self, key, value)
 
     def __iter__(self) -> Any:
-        sess = _session.ACTIVE
-        if sess is None or sess.suspended or self._lb is None:
-            plain = self.view(np.ndarray)
-            if self._lb is None and sess is not None and self.ndim > 1:
-                return iter([_as_watch(np.array(row)) for row in plain])
-            return iter(plain)
-        return sess.iterate(self)
+        sess = _session.active()
+        traced = self._lp is not None and self._lp.builder is not None
+        if sess is None or sess.suspended or not traced:
+            eager = self.view(np.ndarray)
+            if not traced and sess is not None and self.ndim > 1:
+                return iter([TracedArray.watch(np.array(row)) for row in eager])
+            return iter(eager)
+        return indexing.iterate(sess, self)
 
     # ---------------------------------------------------------------- values leaving the graph
     def __bool__(self) -> bool:
@@ -356,12 +326,3 @@ class TracedArray(np.ndarray):
     def __deepcopy__(self, memo: Any) -> np.ndarray:
         return self.view(np.ndarray).copy()
 
-
-def _has_watch(values: Any) -> bool:
-    for value in values:
-        if isinstance(value, TracedArray):
-            return True
-        if type(value) is list or type(value) is tuple:
-            if _has_watch(value):
-                return True
-    return False

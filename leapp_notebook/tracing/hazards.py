@@ -1,19 +1,23 @@
-"""The hazard catalogue: each kind, its severity per profile, and the fix text written for a line.
+"""The hazard catalogue: each kind, its severity per profile, the fix text written for a line, and the one
+:func:`add` every producer (the engine, the probe, the LEAPP-defects check) reports through.
 
 Kinds are stable strings (DESIGN.md). Fix texts are templates filled with the offending line's code
-and the names involved, so the user reads a rewrite for *their* line, not a generic rule.
+and the names involved, so the user reads a rewrite for *their* line, not a generic rule. A hazard is
+reported once per kind, line and node: :func:`add` merges a second report on the same line into the
+first (its graph nodes, its message, the stronger severity).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .types import Hazard
+
 
 @dataclass(frozen=True)
 class HazardKind:
     kind: str
     title: str
-    seed_section: str
     leapp_severity: str
     full_severity: str
 
@@ -21,26 +25,18 @@ class HazardKind:
 CATALOGUE: dict[str, HazardKind] = {
     k.kind: k
     for k in [
-        HazardKind("untraced-call", "Untraced call baked as a constant",
-                   "Untraced results become baked-in constants; Third-party functions", "error", "error"),
-        HazardKind("broken-chain", "Indexing or iteration leaves the graph",
-                   "Indexing down to a scalar breaks the chain", "error", "warning"),
-        HazardKind("reversed-slice", "Reversed slice", "Reversed slicing disagrees with the graph",
-                   "error", "warning"),
-        HazardKind("numpy-scalar", "NumPy scalar operand", "NumPy scalar types are not valid operands",
-                   "error", "warning"),
-        HazardKind("value-extraction", "Python value extracted from traced data", "Extracting Python values",
-                   "error", "error"),
-        HazardKind("data-dependent-branch", "Branch on traced data", "Extracting Python values (boolean context)",
-                   "error", "error"),
-        HazardKind("untraced-output", "Node output is not traced",
-                   "Untraced results become baked-in constants (output_tensors)", "error", "error"),
-        HazardKind("semantic-mismatch", "Graph disagrees with NumPy",
-                   "torch/NumPy API differences", "error", "error"),
+        HazardKind("untraced-call", "Untraced call baked as a constant", "error", "error"),
+        HazardKind("broken-chain", "Indexing or iteration leaves the graph", "error", "warning"),
+        HazardKind("reversed-slice", "Reversed slice", "error", "warning"),
+        HazardKind("numpy-scalar", "NumPy scalar operand", "error", "warning"),
+        HazardKind("value-extraction", "Python value extracted from traced data", "error", "error"),
+        HazardKind("data-dependent-branch", "Branch on traced data", "error", "error"),
+        HazardKind("untraced-output", "Node output is not traced", "error", "error"),
+        HazardKind("semantic-mismatch", "Graph disagrees with NumPy", "error", "error"),
+        HazardKind("training-mode", "Module called in training mode", "error", "error"),
+        HazardKind("nondeterministic", "Random op inside a node", "error", "error"),
     ]
 }
-
-KINDS = tuple(CATALOGUE)
 
 # Rewrites in traced operations for calls LEAPP 0.7.2 does not record.
 REWRITES: dict[str, str] = {
@@ -109,12 +105,49 @@ def fix_for(kind: str, *, line: int | None, code: str, name: str = "", profile: 
     if kind == "untraced-output":
         return (f"At {where} (`{code}`): pass a value computed from the node's inputs with traced "
                 f"operations; a constant output belongs in the deployment config, not the graph.")
+    if kind == "training-mode":
+        return (f"At {where} (`{code}`): call `.eval()` on the module before tracing (and keep it in eval mode "
+                f"for export): in training mode {name or 'it'} behaves differently on every call.")
+    if kind == "nondeterministic":
+        return (f"At {where} (`{code}`): a random op gives a different value on every run, so the graph cannot "
+                f"match the eager cell; draw the random values outside the node and pass them in as an input "
+                f"(annotate.input_tensors), or remove the op for deployment.")
     if kind == "semantic-mismatch":
         return (f"At {where} (`{code}`): the recorded torch op disagrees with NumPy here; rewrite the call "
                 f"with operations whose results match (check axis, dtype and ddof arguments).")
     raise KeyError(kind)
 
 
-def severity(kind: str, profile: str) -> str:
+def add(table: dict[tuple[str, int | None], Hazard], kind: str, line: int | None, message: str,
+        graph_nodes: list[str], *, node: str, profile: str, code: str, name: str = "",
+        location: str | None = None, severity: str | None = None, fix: str | None = None,
+        recorded_by_full: bool = False) -> tuple[Hazard, bool]:
+    """Report a hazard into ``table`` (one node's hazards by (kind, line)); returns it and whether it is new.
+
+    A second report of the same kind on the same line merges into the first: its graph nodes are added,
+    its message appended when it names something new (``name``), an ``error`` severity wins.
+    """
+    key = (kind, line)
+    existing = table.get(key)
+    if existing is not None:
+        for node_name in graph_nodes:
+            if node_name not in existing.graph_nodes:
+                existing.graph_nodes.append(node_name)
+        if name and name not in existing.message:
+            existing.message += f" Also on this line: {message}"
+        if severity == "error":
+            existing.severity = "error"
+        return existing, False
+    if fix is not None:
+        fix_text = f"At line {line} (`{code.strip()}`): {fix}."
+    else:
+        fix_text = fix_for(kind, line=line, code=code, name=name, profile=profile, recorded_by_full=recorded_by_full)
+    hazard = Hazard(kind=kind, severity=severity or _severity(kind, profile), node=node, line=line, code=code,
+                    message=message, fix=fix_text, graph_nodes=list(graph_nodes), location=location)
+    table[key] = hazard
+    return hazard, True
+
+
+def _severity(kind: str, profile: str) -> str:
     entry = CATALOGUE[kind]
     return entry.leapp_severity if profile == "leapp" else entry.full_severity

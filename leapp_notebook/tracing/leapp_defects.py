@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import dis
 import operator
-import os
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,6 +33,8 @@ import numpy as np
 import torch
 
 from . import ops
+from .facts import facts
+from .provenance import user_frame
 
 # ------------------------------------------------------------------------------------------
 # the catalogue's types
@@ -114,8 +114,6 @@ class Call:
 # NumPy's, and torch takes some arguments only by keyword or only by position)
 # ------------------------------------------------------------------------------------------
 
-_SKIP = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.path.dirname(os.path.abspath(np.__file__)),
-         os.path.dirname(os.path.abspath(torch.__file__)), "<frozen ", "<__array_function__")
 _OPERATORS = {"UNARY_INVERT": "~", "UNARY_POSITIVE": "+x", "UNARY_NEGATIVE": "-x"}
 _INSTRUCTIONS: dict[Any, tuple[list[dis.Instruction], dict[int, int]]] = {}
 _SITES: dict[tuple[Any, int], tuple[str, tuple[str, ...] | None]] = {}
@@ -123,9 +121,7 @@ _SITES: dict[tuple[Any, int], tuple[str, tuple[str, ...] | None]] = {}
 
 def _call_site() -> tuple[str, tuple[str, ...] | None]:
     """(what the first frame outside NumPy, torch and this package is executing, its keyword names)."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
-        frame = frame.f_back
+    frame = user_frame(3)
     if frame is None:
         return "", None
     key = (frame.f_code, frame.f_lasti)
@@ -814,14 +810,10 @@ VIEW_OPS = frozenset({"ndarray.T", "np.transpose", "ndarray.transpose", "np.resh
 
 
 def _is_view(node: torch.fx.Node) -> bool:
-    numpy = node.meta.get("ln_numpy") or ""
-    if numpy in VIEW_OPS:
-        return True
-    # basic indexing: slices, ints, None, Ellipsis (an index array makes a copy). A negative step is a
-    # reversed view in NumPy (another layout); the leapp profile records it unreversed, as LEAPP does.
-    if not numpy.startswith("x[") or len(node.all_input_nodes) != 1 or node.target is not operator.getitem:
-        return False
-    return not any(part.count(":") == 2 and part.split(":")[2].startswith("-") for part in numpy[2:-1].split(", "))
+    """Whether NumPy's value of ``node`` is a view of its one input in the same layout: a view function, or
+    basic indexing without a reversed slice (the indexing code records that fact)."""
+    info = facts(node)
+    return info.numpy in VIEW_OPS or (info.view and node.target is operator.getitem)
 
 
 def aliased_input(node: Any) -> str | None:
@@ -846,8 +838,8 @@ def aliased_input(node: Any) -> str | None:
         current = inputs[0]
     if not chain:
         return None  # the input itself: LEAPP's carrier, not an alias
-    shape = tuple(current.meta.get("ln_shape", ()))
-    if tuple(node.meta.get("ln_shape", ())) != shape or node.meta.get("ln_dtype") != current.meta.get("ln_dtype"):
+    shape = tuple(facts(current).shape or ())
+    if tuple(facts(node).shape or ()) != shape or facts(node).dtype != facts(current).dtype:
         return None
     size = int(np.prod(shape)) if shape else 1
     if size == 0:
@@ -867,4 +859,4 @@ def aliased_input(node: Any) -> str | None:
     out = env[node]
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != shape or not torch.equal(out, index):
         return None
-    return current.meta.get("ln_input", current.name)
+    return facts(current).input or current.name

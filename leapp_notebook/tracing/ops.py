@@ -80,9 +80,10 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
 # --------------------------------------------------------------------------------------------
 
 def _derived(value: Any) -> bool:
-    """Whether ``value`` (or an element of a list/tuple) carries traced data: TracedArrays set ``_lb``."""
+    """Whether ``value`` (or an element of a list/tuple) carries traced data (a provenance with a builder)."""
     if isinstance(value, np.ndarray):
-        return getattr(value, "_lb", None) is not None
+        prov = getattr(value, "_lp", None)
+        return prov is not None and prov.builder is not None
     if type(value) is list or type(value) is tuple:
         return any(_derived(v) for v in value)
     return False

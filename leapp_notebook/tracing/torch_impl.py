@@ -47,3 +47,8 @@ def setitem(x: torch.Tensor, key: object, value: torch.Tensor | float) -> torch.
     out = x.clone()
     out[key] = value
     return out
+
+
+def copy_into(x: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """``x.copy_(src)`` as a value: ``src`` broadcast to ``x``'s shape, in ``x``'s dtype."""
+    return src.to(x.dtype).expand_as(x).clone()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 import torch.fx
 
 
@@ -26,13 +27,20 @@ class ExportBlocked(Exception):
     """Export refused because an error hazard stands or the probe failed."""
 
 
+# The export_with values LEAPP 0.7.2 accepts (annotate.output_tensors) and the export formats they name.
+EXPORT_WITH = ("jit", "jit-script", "jit-trace", "onnx", "onnx-dynamo", "onnx-torchscript", "pt2",
+               "exported-program")
+
+
 @dataclass(frozen=True)
 class TensorSpec:
-    """One node input or output: its name, shape and NumPy dtype name (``"float32"``)."""
+    """One node input or output: its name, shape, dtype name (``"float32"``, NumPy's names) and kind:
+    ``"numpy"`` for an ``np.ndarray``, ``"torch"`` for a ``torch.Tensor``."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
+    kind: str = "numpy"
 
 
 @dataclass
@@ -87,9 +95,12 @@ class Node:
     # input name -> "node/output" when that input received another node's output in the same cell
     sources: dict[str, str] = field(default_factory=dict)
 
-    def __call__(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Run the graph on NumPy arrays (in input order) and return NumPy arrays."""
-        import torch
-
-        tensors = [torch.from_numpy(np.asarray(a, order="C")) for a in arrays]  # keeps 0-d arrays 0-d
-        return tuple(t.numpy() for t in self.graph(*tensors))
+    def __call__(self, *values: Any) -> tuple[Any, ...]:
+        """Run the graph on arrays or tensors (in input order); each output comes back as its kind
+        (a NumPy array for a ``"numpy"`` output, a tensor for a ``"torch"`` one)."""
+        tensors = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v, order="C"))
+                   for v in values]  # keeps 0-d arrays 0-d
+        with torch.no_grad():
+            results = self.graph(*tensors)
+        return tuple(t.detach() if spec.kind == "torch" else t.detach().numpy()
+                     for spec, t in zip(self.outputs, results, strict=True))

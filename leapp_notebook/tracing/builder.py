@@ -1,0 +1,358 @@
+"""One node being recorded: its fx graph, constants, inputs, outputs and hazards (``NodeBuilder``), and
+what happens when it closes: reachability of untraced results, the dtype pass, the GraphModule.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+import torch.fx
+
+from . import hazards as hz
+from . import leapp_defects, ops, torch_impl
+from .dtypes import dtype_name, numpy_dtype, torch_dtype
+from .facts import KEY, NodeFacts, facts, update
+from .provenance import ancestors, depends_on_inputs, output_node
+from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
+
+if TYPE_CHECKING:
+    from .session import Session
+
+_TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
+
+
+class RecordingGraph(torch.fx.Graph):
+    """An fx Graph without the per-node scan for symbolic values, which the tracer never creates.
+
+    Graph.create_node walks every argument with pytree looking for SymInts; on the tracing path
+    that walk costs more than the rest of recording a NumPy call.
+    """
+
+    def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
+        if op not in ("call_function", "call_method") or self.owning_module is not None:
+            return super().create_node(op, target, args, kwargs, name, type_expr)
+        args = args or ()
+        kwargs = kwargs or {}
+        candidate = name if name is not None else _TARGET_NAMES.get(target)
+        if candidate is None:
+            candidate = _TARGET_NAMES[target] = self._target_to_str(target)
+        name = self._graph_namespace.create_name(candidate, None)
+        node = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
+        self._graph_namespace.associate_name_with_obj(name, node)
+        self._insert(node)
+        self._find_nodes_lookup_table.insert(node)
+        self._len += 1
+        return node
+
+
+def target_display(op: str, target: Any) -> str:
+    if op == "call_method":
+        return f"Tensor.{target}"
+    if op == "call_module":
+        return str(target)
+    if target is operator.getitem:
+        return "getitem"
+    if target is torch_impl.setitem:
+        return "setitem"
+    return ops._display(target)
+
+
+class NodeBuilder:
+    """One node being recorded: its graph, constants, inputs, outputs and hazards."""
+
+    def __init__(self, session: "Session", name: str):
+        self.session = session
+        self.name = name
+        self.graph = RecordingGraph()
+        self.root = torch.nn.Module()
+        self.inputs: list[TensorSpec] = []
+        self.placeholders: list[torch.fx.Node] = []
+        self.outputs: list[TensorSpec] = []
+        self.output_nodes: list[torch.fx.Node] = []
+        self.sample_inputs: dict[str, Any] = {}
+        self.sample_outputs: dict[str, Any] = {}
+        self.hazards: dict[tuple[str, int | None], Hazard] = {}
+        self.pending_reach: set[tuple[str, int | None]] = set()
+        self.genuine: dict[int, tuple[Any, torch.fx.Node]] = {}
+        self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
+        self.n_const = 0
+        self.closed = False
+        self.export_with = "jit"
+        self.sources: dict[str, str] = {}
+        self.node: Node | None = None
+
+    # -------------------------------------------------------------- graph construction
+    def add_input(self, name: str, value: Any) -> Any:
+        """Declare node input ``name``: returns the traced value the cell computes with (a TracedArray for a
+        NumPy array, the tensor itself for a torch tensor)."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TraceError(f"input name {name!r} of node '{self.name}' must be a Python identifier")
+        if any(spec.name == name for spec in self.inputs):
+            raise TraceError(f"node '{self.name}' already has an input named '{name}'")
+        kind, sample = _input_value(self.name, name, value)
+        prov = getattr(value, "_lp", None)
+        if prov is not None and prov.builder is not None and prov.builder is not self and prov.builder.closed:
+            producer = prov.builder
+            for spec, out_node in zip(producer.outputs, producer.output_nodes, strict=True):
+                if out_node is prov.node:
+                    self.sources[name] = f"{producer.name}/{spec.name}"
+                    break
+        shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
+        placeholder = self.graph.placeholder(name)
+        placeholder.meta[KEY] = NodeFacts(numpy="input", torch="input", input=name, shape=shape, dtype=dtype,
+                                          kind=kind)
+        if self.placeholders:
+            # Keep inputs together, in declaration order, ahead of the ops recorded so far.
+            self.placeholders[-1].append(placeholder)
+        else:
+            first = next(iter(self.graph.nodes))
+            if first is not placeholder:
+                first.prepend(placeholder)
+        self.placeholders.append(placeholder)
+        self.inputs.append(TensorSpec(name, shape, dtype, kind))
+        self.sample_inputs[name] = sample.clone() if kind == "torch" else sample.copy()
+        return self.session.bind_input(self, sample, placeholder, kind)
+
+    def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
+             *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
+        node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
+        node.meta[KEY] = NodeFacts(line=line, numpy=numpy, torch=target_display(op, target), location=location,
+                                   helper=helper)
+        return node
+
+    def const(self, value: Any, *, baked: bool, origin: str | None, line: int | None,
+              source_nodes: list[str] | None = None, helper: str | None = None) -> torch.fx.Node:
+        if not baked:
+            hit = self.genuine.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+        kind = "torch" if isinstance(value, torch.Tensor) else "numpy"
+        if kind == "torch":
+            with self.session.eager():  # the tracer's own torch calls are not the cell's
+                array = value.detach().cpu().numpy()
+        else:
+            array = np.asarray(value)
+        if array.dtype.kind not in "biufc":
+            raise TraceError(f"cannot embed a constant of dtype {array.dtype} in the graph of node '{self.name}'")
+        if array.dtype.kind in "iu" and array.dtype.itemsize < 8 and array.dtype not in ops._NP_TO_TORCH:
+            array = array.astype(np.int64)
+        attr = f"_baked{self.n_const}" if baked else f"_const{self.n_const}"
+        self.n_const += 1
+        tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
+        self.root.register_buffer(attr, tensor)
+        node = self.graph.create_node("get_attr", attr, name=("baked" if baked else "const") + str(self.n_const - 1))
+        preview = tuple(array.ravel()[:6].tolist()) if array.size else ()
+        node.meta[KEY] = NodeFacts(line=line, numpy="constant", torch="constant", helper=helper, shape=array.shape,
+                                   dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
+                                   origin=origin, sources=tuple(source_nodes or ()), preview=preview)
+        if not baked:
+            self.genuine[id(value)] = (value, node)
+        return node
+
+    def module(self, module: torch.nn.Module, name: str) -> str:
+        """The submodule name of ``module`` in this node's root (added on first use): its weights stay
+        parameters and buffers of the exported module."""
+        found = self.modules.get(id(module))
+        if found is not None:
+            return found
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "module"
+        if not base[0].isalpha():
+            base = "m_" + base
+        target, n = base, 1
+        while hasattr(self.root, target):
+            n += 1
+            target = f"{base}_{n}"
+        self.root.add_module(target, module)
+        self.modules[id(module)] = target
+        return target
+
+    # -------------------------------------------------------------- hazards
+    def hazard(self, kind: str, line: int | None, message: str, graph_nodes: list[str], *,
+               name: str = "", location: str | None = None, severity: str | None = None,
+               pending_reach: bool = False, recorded_by_full: bool = False, fix: str | None = None) -> Hazard:
+        sess = self.session
+        hazard, new = hz.add(self.hazards, kind, line, message, graph_nodes, node=self.name, profile=sess.profile,
+                             code=sess.line_text(line), name=name, location=location, severity=severity, fix=fix,
+                             recorded_by_full=recorded_by_full)
+        key = (kind, line)
+        if new and pending_reach:
+            self.pending_reach.add(key)
+        elif severity == "error":
+            self.pending_reach.discard(key)
+        return hazard
+
+    # -------------------------------------------------------------- closing
+    def close(self, values: dict[str, Any], export_with: str) -> None:
+        sess = self.session
+        line, location, helper = sess.where()
+        if export_with not in EXPORT_WITH:
+            raise TraceError(f"export_with={export_with!r} for node '{self.name}': use one of "
+                             + ", ".join(repr(e) for e in EXPORT_WITH))
+        self.export_with = export_with
+        for out_name, value in values.items():
+            if not isinstance(out_name, str) or not out_name.isidentifier():
+                raise TraceError(f"output name {out_name!r} of node '{self.name}' must be a Python identifier")
+            prov = getattr(value, "_lp", None)
+            traced_here = prov is not None and prov.traced_in(self)
+            with sess.eager():
+                kind, eager = _output_value(self.name, out_name, value)
+            node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
+            out_line = line if line is not None else facts(node).line
+            alias = leapp_defects.aliased_input(node) if traced_here and kind == "numpy" else None
+            if alias is not None:
+                # LEAPP 0.7.2's output_tensors refuses an output that is a view of exactly a declared
+                # input's memory (x.T of a 1-D x, x[:], x.reshape(x.shape)): reported at the view's line.
+                view_line = facts(node).line or out_line
+                self.hazard("semantic-mismatch", view_line,
+                            f"output '{out_name}' ({facts(node).numpy} of input '{alias}') is recorded "
+                            f"correctly here, but LEAPP 0.7.2 records it wrongly: {leapp_defects.ALIAS.what}.",
+                            [node.name], name=f"output '{out_name}'", location=location,
+                            severity="error" if sess.profile == "leapp" else "warning", fix=leapp_defects.ALIAS.fix)
+            if not traced_here or not depends_on_inputs(node):
+                # With inputs=/outputs= the outputs are read after the cell ends (no cell line): report at
+                # the line that produced the value.
+                self.hazard("untraced-output", out_line,
+                            f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
+                            f"by traced operations ({type(value).__name__}); LEAPP raises "
+                            f"\"output_tensors() for node '{self.name}' received non-traced tensors\" for a plain "
+                            "value, and exports a constant otherwise.",
+                            [node.name], location=location)
+            self.outputs.append(TensorSpec(out_name, tuple(eager.shape), dtype_name(eager.dtype), kind))
+            self.output_nodes.append(node)
+            self.sample_outputs[out_name] = eager
+        out = self.graph.output(tuple(self.output_nodes))
+        out.meta[KEY] = NodeFacts(line=line, outputs=tuple(spec.name for spec in self.outputs))
+        self.closed = True
+
+    def finish(self) -> Node:
+        """Settle severities by reachability, fix dtypes against the eager values, and build the GraphModule."""
+        reaching = ancestors(output_node(self.graph).all_input_nodes)
+        for key in self.pending_reach:
+            hazard = self.hazards[key]
+            if not any(name in reaching for name in hazard.graph_nodes):
+                hazard.severity = "warning"
+                hazard.message += " Its result does not reach any output of the node."
+        # The dtype pass runs on the bare graph, so fx generates the module's code once, after it.
+        samples = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v, order="C"))
+                   for v in self.sample_inputs.values()]
+        with torch.no_grad():
+            DtypePass(self.root, self.graph, self).run(*samples)
+        module = graph_module(self.root, self.graph, f"LeappNode_{_identifier(self.name)}")
+        hazards = sorted(self.hazards.values(), key=lambda h: (h.line or 0, h.kind))
+        self.node = Node(name=self.name, graph=module, inputs=list(self.inputs), outputs=list(self.outputs),
+                         hazards=hazards, sample_inputs=dict(self.sample_inputs),
+                         sample_outputs=dict(self.sample_outputs), export_with=self.export_with,
+                         sources=dict(self.sources))
+        return self.node
+
+
+def graph_module(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:
+    """A GraphModule whose Python code is generated on first use, not now: code generation is most of the
+    cost of finishing a node, and many traces are only inspected (hazards, rendering) before any run."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+    except ImportError:  # older torch: generate the code now
+        return torch.fx.GraphModule(root, graph, class_name=class_name)
+    return _LazyGraphModule(root, graph, class_name=class_name)
+
+
+class DtypePass(torch.fx.Interpreter):
+    """Runs the graph once on the trace inputs; where torch's dtype differs from the eager value's, inserts a
+    cast. Shapes are checked too: a shape torch gets differently is a lookup defect, reported as a
+    ``semantic-mismatch`` hazard at the line that made the call.
+    """
+
+    def __init__(self, root: torch.nn.Module, graph: torch.fx.Graph, builder: NodeBuilder):
+        super().__init__(root, graph=graph)
+        self.builder = builder
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        info = facts(n)
+        try:
+            value = super().run_node(n)
+        except Exception as exc:  # a lookup row emitted something torch rejects: report, do not crash
+            self.builder.hazard("semantic-mismatch", info.line,
+                                f"the torch op recorded for {info.numpy or n.name} fails on the trace "
+                                f"inputs: {type(exc).__name__}: {exc}", [n.name])
+            raise _StopPass() from exc
+        if isinstance(value, torch.Tensor):
+            if info.dtype is not None and n.op != "placeholder":
+                want_torch = torch_dtype(info.dtype)
+                if want_torch is not None and value.dtype != want_torch:
+                    with self.graph.inserting_after(n):
+                        cast = self.graph.call_method("to", (n, want_torch))
+                    n.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
+                    cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True)
+                    info = update(n, dtype=dtype_name(value.dtype))
+                    value = value.to(want_torch)
+            if info.shape is not None and tuple(value.shape) != tuple(info.shape):
+                self.builder.hazard("semantic-mismatch", info.line,
+                                    f"{info.numpy or n.name}: the graph computes shape "
+                                    f"{tuple(value.shape)} where the eager code gives {tuple(info.shape)}", [n.name])
+            update(n, graph_shape=tuple(value.shape), graph_dtype=str(value.dtype).replace("torch.", ""))
+        return value
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().run(*args, **kwargs)
+        except _StopPass:
+            return None
+
+
+class _StopPass(Exception):
+    pass
+
+
+def _identifier(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+_REFUSED_INPUT = ("convert it with np.asarray(value) (a list or scalar) or np.asarray(value).view(np.ndarray) "
+                  "(an ndarray subclass), or pass a torch.Tensor")
+
+
+def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
+    """The kind (``"numpy"``/``"torch"``) and the plain value of a node input; refuses anything whose
+    semantics differ from a plain ndarray or tensor."""
+    prov = getattr(value, "_lp", None)
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            raise TraceError(f"input '{name}' of node '{node}' is on {value.device}; move it to the CPU (.cpu())")
+        if value.is_sparse or value.layout != torch.strided:
+            raise TraceError(f"input '{name}' of node '{node}' is a {value.layout} tensor; pass a dense tensor")
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):
+            raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, a tensor subclass; "
+                             "pass a plain torch.Tensor (value.as_subclass(torch.Tensor))")
+        tensor = value.detach()
+        if numpy_dtype(tensor.dtype) is None:
+            raise TraceError(f"input '{name}' of node '{node}' has dtype {tensor.dtype}, which NumPy cannot hold; "
+                             "convert it (.float())")
+        return "torch", tensor
+    if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray and prov is None:
+            raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, an ndarray subclass "
+                             f"with its own semantics; {_REFUSED_INPUT}")
+        array = value.view(np.ndarray) if type(value) is not np.ndarray else value
+    else:
+        raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, not a NumPy array or "
+                         f"torch tensor; {_REFUSED_INPUT}")
+    if array.dtype.kind not in "biufc" or torch_dtype(array.dtype.name) is None:
+        raise TraceError(f"input '{name}' of node '{node}' has dtype {array.dtype}, which torch cannot hold")
+    return "numpy", array
+
+
+def _output_value(node: str, name: str, value: Any) -> tuple[str, Any]:
+    """The kind and a copy of an output's eager value (tensors detached: an output may require grad)."""
+    if isinstance(value, torch.Tensor):
+        return "torch", value.detach().clone()
+    if isinstance(value, np.ndarray):
+        return "numpy", np.array(value.view(np.ndarray), copy=True)
+    eager = np.asarray(value)
+    if eager.dtype.kind not in "biufc":
+        raise TraceError(f"output '{name}' of node '{node}' is a {type(value).__name__}, not a numeric array")
+    return "numpy", np.array(eager, copy=True)
+

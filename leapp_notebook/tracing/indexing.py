@@ -1,0 +1,253 @@
+"""Indexing and iteration of traced arrays: NumPy keys translated into graph keys (traced index arrays,
+reversed slices, scalar keys), functional writes for ``x[key] = value``, and iteration element by element.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+import torch
+import torch.fx
+
+from . import torch_impl
+from .dtypes import dtype_name
+from .facts import update
+from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
+
+if TYPE_CHECKING:
+    from .builder import NodeBuilder
+    from .session import Session
+
+
+def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: bool = False) -> Any:
+    key_tuple = key if type(key) is tuple else (key,)
+    prov = array._lp
+    builder = prov.builder if prov is not None and prov.builder is not None else builder_of(key_tuple)
+    with sess.eager():
+        eager = array.view(np.ndarray)[plain_key]
+    if builder is None:
+        return sess.watch(eager) if isinstance(eager, np.ndarray) else eager
+    if builder.closed:
+        return eager
+    line, location, helper = sess.where()
+    text = _key_text(key_tuple)
+
+    def emit(op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None):
+        return builder.emit(op, target, args, kwargs, line=line, numpy=f"x{text}", location=location,
+                            helper=helper)
+
+    source = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
+    scalar_result = not isinstance(eager, np.ndarray)
+    if scalar_result and sess.profile == "leapp":
+        node = builder.const(np.asarray(eager), baked=True,
+                             origin=f"x{text} at line {line}: a NumPy scalar, no longer traced",
+                             line=line, source_nodes=[source.name], helper=helper)
+        what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
+        builder.hazard("broken-chain", line,
+                       f"{what} a NumPy scalar ({type(eager).__name__}), which is not traced: its trace-time "
+                       f"value is baked as constant {node.name}.", [node.name], location=location)
+        return sess.wrap(builder, eager, node)
+    graph_key, reversed_dims, advanced = _graph_key(sess, builder, array, key_tuple, line, helper)
+    if reversed_dims and advanced:
+        node = builder.const(np.asarray(eager), baked=True, origin=f"x{text} at line {line}", line=line,
+                             source_nodes=[source.name], helper=helper)
+        builder.hazard("reversed-slice", line,
+                       f"x{text} mixes a reversed slice with index arrays, which the tracer cannot record; "
+                       f"its trace-time value is baked as constant {node.name}.", [node.name],
+                       location=location, severity="error")
+        return sess.wrap(builder, eager, node)
+    node = emit("call_function", operator.getitem,
+                (source, graph_key if len(graph_key) != 1 else graph_key[0]))
+    if reversed_dims:
+        if sess.profile == "full":
+            node = emit("call_function", torch.flip, (node, tuple(reversed_dims)))
+            builder.hazard("reversed-slice", line,
+                           f"x{text} has a negative step; recorded here as a slice followed by torch.flip. "
+                           "LEAPP 0.7.2 records the slice unreversed (torch has no negative strides), so "
+                           "its export would return the elements in the wrong order.", [node.name],
+                           location=location)
+        else:
+            builder.hazard("reversed-slice", line,
+                           f"x{text} reverses the eager value, but the recorded graph slices without "
+                           "reversing (torch has no negative strides): the export returns these elements in "
+                           "the original order.", [node.name], location=location)
+    if scalar_result:
+        what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
+        builder.hazard("broken-chain", line,
+                       f"{what} a NumPy scalar; recorded here as a 0-d tensor. LEAPP 0.7.2 stops tracing "
+                       "there and bakes the value.", [node.name], location=location)
+    traced = sess.wrap(builder, eager, node)
+    if not reversed_dims and not advanced:
+        update(node, view=True)  # basic indexing: NumPy's value is a view of the source, same layout
+    return traced
+
+
+def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[Any, ...], line: int | None,
+               helper: str | None, *, for_setitem: bool = False) -> tuple[tuple[Any, ...], list[int], bool]:
+    """Translate a NumPy key: traced index arrays become int64 nodes, reversed slices positive ones
+    (their output dims are returned so the caller can flip them), lists become constants."""
+    ndim = array.ndim
+    consumed = 0
+    for comp in key_tuple:
+        if comp is None or comp is Ellipsis:
+            continue
+        if isinstance(comp, np.ndarray) and comp.dtype == np.bool_:
+            consumed += max(comp.ndim, 1)
+        else:
+            consumed += 1
+    graph_key: list[Any] = []
+    reversed_dims: list[int] = []
+    advanced = False
+    in_dim = 0
+    out_dim = 0
+    for comp in key_tuple:
+        if comp is None:
+            graph_key.append(None)
+            out_dim += 1
+        elif comp is Ellipsis:
+            graph_key.append(Ellipsis)
+            in_dim += ndim - consumed
+            out_dim += ndim - consumed
+        elif isinstance(comp, slice):
+            bounds = []
+            for part in (comp.start, comp.stop, comp.step):
+                if provenance(part) is not None:
+                    part = int(part)  # reported as a value extraction by __int__
+                elif isinstance(part, np.integer):
+                    part = int(part)
+                bounds.append(part)
+            start, stop, step = bounds
+            if step is not None and step < 0:
+                size = array.shape[in_dim]
+                idx = range(*slice(start, stop, step).indices(size))
+                if len(idx) == 0:
+                    graph_key.append(slice(0, 0, None))
+                elif for_setitem:
+                    graph_key.append(builder.const(np.asarray(list(idx), dtype=np.int64), baked=False,
+                                                   origin=None, line=line, helper=helper))
+                    advanced = True
+                else:
+                    graph_key.append(slice(idx[-1], idx[0] + 1, -step if step != -1 else None))
+                    reversed_dims.append(out_dim)
+            else:
+                graph_key.append(slice(start, stop, step))
+            in_dim += 1
+            out_dim += 1
+        elif isinstance(comp, (bool, np.bool_)):
+            graph_key.append(bool(comp))
+            out_dim += 1
+        elif isinstance(comp, (int, np.integer)):
+            graph_key.append(int(comp))
+            in_dim += 1
+        else:
+            if provenance(comp) is not None:
+                plain_comp = comp.view(np.ndarray)
+                value = sess.graph_value(builder, comp, line, as_tensor=True, helper=helper)
+            else:
+                plain_comp = np.asarray(comp)
+                if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64:
+                    plain_comp = plain_comp.astype(np.int64)
+                value = builder.const(plain_comp, baked=False, origin=None, line=line, helper=helper)
+            if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64 and isinstance(value, torch.fx.Node) \
+                    and value.op != "get_attr":
+                value = builder.emit("call_method", "to", (value, torch.int64), line=line,
+                                     numpy="index array (int64 for torch)", location=None, helper=helper)
+            graph_key.append(value)
+            if plain_comp.ndim > 0:
+                advanced = True
+            in_dim += max(plain_comp.ndim, 1) if plain_comp.dtype == np.bool_ else 1
+            out_dim += 1
+    return tuple(graph_key), reversed_dims, advanced
+
+def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
+    key_tuple = key if type(key) is tuple else (key,)
+    prov = array._lp
+    traced = prov is not None and prov.builder is not None
+    builder = prov.builder if traced else builder_of((value,) + key_tuple)
+    eager = array.view(np.ndarray)
+    if builder is None or builder.closed:
+        eager[plain(key)] = plain(value)
+        version = sess.bump(eager) if sess.versions or traced else 0
+        if not traced:
+            array._lp = Provenance.watch(fingerprint(eager))
+        else:
+            array._lp = Provenance(prov.builder, prov.node, version)
+            array._lp.lost, array._lp.line = prov.lost, prov.line
+        return
+    line, location, helper = sess.where()
+    if sess.profile == "leapp" and (not traced or prov.lost is not None):
+        # LEAPP 0.7.2 does not follow traced data written into an untraced array: it stays plain and
+        # is baked wherever it meets traced data.
+        with sess.eager():
+            eager[plain(key)] = plain(value)
+        sess.bump(eager)
+        if not traced or prov.lost is None:
+            array._lp = Provenance.lost_in(builder, f"untraced array that received traced data at line {line}", line)
+            builder.hazard("untraced-call", line,
+                           f"traced data is written into an untraced array (x{_key_text(key_tuple)} = ...): "
+                           "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
+                           "wherever it is used (it logs nothing).", [], location=location)
+        return
+    if _writes_back(sess, array, eager, key, value):
+        # `z[1:3] *= 2`: Python writes the modified view back; the only write since z got its node is
+        # the one through that very view, and this assignment covers exactly its region.
+        base = prov.node
+    else:
+        base = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
+    graph_key, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
+    if isinstance(value, (np.ndarray, np.generic)):
+        graph_val = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
+    else:
+        graph_val = value
+    with sess.eager():
+        eager[plain(key)] = plain(value)
+    version = sess.bump(eager)
+    node = builder.emit("call_function", torch_impl.setitem,
+                        (base, graph_key if len(graph_key) != 1 else graph_key[0], graph_val),
+                        line=line, numpy=f"x{_key_text(key_tuple)} = ...", location=location, helper=helper)
+    update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
+    array._lp = Provenance(builder, node, version)
+
+def _writes_back(sess: Session, array: Any, eager: np.ndarray, key: Any, value: Any) -> bool:
+    prov, value_prov = array._lp, provenance(value)
+    if not (value_prov is not None and isinstance(value, np.ndarray) and prov is not None
+            and prov.node is not None and prov.builder is value_prov.builder):
+        return False
+    current = sess.versions.get(id(root(eager)), 0)
+    if not (value_prov.version == current == prov.version + 1):
+        return False
+    try:
+        region = eager[plain(key)]
+    except (IndexError, TypeError):
+        return False
+    region_info = region.__array_interface__ if isinstance(region, np.ndarray) else None
+    value_info = value.__array_interface__
+    return (region_info is not None and region_info["data"][0] == value_info["data"][0]
+            and region.shape == value.shape and region.strides == value.strides)
+
+def iterate(sess: Session, array: Any) -> Iterator[Any]:
+    if array.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return iter([getitem(sess, array, i, i, iterating=True) for i in range(array.shape[0])])
+
+
+def _key_text(key_tuple: tuple[Any, ...]) -> str:
+    parts = []
+    for comp in key_tuple:
+        if comp is None:
+            parts.append("None")
+        elif comp is Ellipsis:
+            parts.append("...")
+        elif isinstance(comp, slice):
+            text = ":".join("" if p is None else str(int(p)) if isinstance(p, (int, np.integer)) else "?"
+                            for p in (comp.start, comp.stop, comp.step))
+            parts.append(text.rstrip(":") if comp.step is None else text)
+        elif isinstance(comp, (int, np.integer, bool)):
+            parts.append(str(comp))
+        elif isinstance(comp, np.ndarray):
+            parts.append(f"<{comp.dtype.name} array {comp.shape}>")
+        else:
+            parts.append(type(comp).__name__)
+    return "[" + ", ".join(p if p else ":" for p in parts) + "]"

@@ -1,0 +1,211 @@
+"""Where a traced value comes from: one small object per traced array or tensor, and the walkers over it.
+
+Every traced value (a ``TracedArray`` or a ``torch.Tensor`` seen by the tracer) carries a
+:class:`Provenance` in its ``_lp`` attribute. It is in one of three states:
+
+* **traced**: ``builder`` (the node being recorded) and ``node`` (its fx node) are set;
+* **watch**: no builder yet, ``fingerprint`` set: an array created inside the cell that holds no traced
+  data, watched so that a write of traced data into it (or by compiled code) is noticed;
+* **lost**: ``builder`` set, ``node`` None, ``lost`` says how the value left the graph (an in-place
+  method the tracer does not record, say) and ``line`` where; it is baked wherever it is used.
+
+``version`` is the write count of the value's memory when it got its node: a view whose count is
+behind was taken before a write through another view, so its graph value is stale.
+
+The walkers here are the only code that looks into containers for traced values
+(:func:`iter_traced`, :func:`plain`), the only frame walker that finds the cell line
+(:func:`cell_site`), and the graph walks every analysis shares (:func:`ancestors`,
+:func:`depends_on_inputs`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import torch
+import torch.fx
+
+
+class Provenance:
+    """The origin of one traced value (see the module docstring for its three states)."""
+
+    __slots__ = ("builder", "node", "version", "lost", "line", "fingerprint")
+
+    def __init__(self, builder: Any = None, node: Any = None, version: int = 0):
+        self.builder = builder
+        self.node = node
+        self.version = version
+        self.lost: str | None = None
+        self.line: int | None = None
+        self.fingerprint: int | None = None
+
+    @classmethod
+    def watch(cls, fingerprint: int | None, line: int | None = None) -> "Provenance":
+        """An array created in the cell with no traced data yet; ``fingerprint`` of its known contents."""
+        prov = cls()
+        prov.fingerprint = fingerprint
+        prov.line = line
+        return prov
+
+    @classmethod
+    def lost_in(cls, builder: Any, reason: str, line: int | None) -> "Provenance":
+        prov = cls(builder)
+        prov.lost = reason
+        prov.line = line
+        return prov
+
+    def traced_in(self, builder: Any) -> bool:
+        """Whether the value has a node in ``builder``'s graph."""
+        return self.builder is builder and self.node is not None
+
+    @property
+    def is_watch(self) -> bool:
+        return self.builder is None
+
+
+def provenance(value: Any) -> Provenance | None:
+    """The provenance of a traced array or tensor, None for anything else."""
+    return getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+
+
+def iter_traced(values: Iterable[Any], builder: Any = None) -> Iterator[Any]:
+    """Traced values (arrays and tensors with a provenance) in ``values`` and their nested lists/tuples.
+
+    With ``builder``, only values that have a node in that builder's graph.
+    """
+    for value in values:
+        prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+        if prov is not None:
+            if builder is None or prov.traced_in(builder):
+                yield value
+        elif type(value) is list or type(value) is tuple:
+            yield from iter_traced(value, builder)
+
+
+def builder_of(values: Iterable[Any]) -> Any:
+    """The node builder of the first traced (or lost) value among ``values``, else None."""
+    for value in iter_traced(values):
+        if value._lp.builder is not None:
+            return value._lp.builder
+    return None
+
+
+def has_traced(values: Iterable[Any]) -> bool:
+    """Whether any value in ``values`` (or its nested lists/tuples) is a traced or watched value."""
+    return next(iter_traced(values), None) is not None
+
+
+def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
+    """The value without tracing: traced arrays become plain ndarrays, in lists and tuples ``depth`` levels deep.
+
+    With ``in_place`` (cleaning a namespace after a trace) dicts and lists are changed in place, so other
+    references to them see plain values too, and tensors lose their provenance.
+    """
+    if isinstance(value, np.ndarray):
+        return value.view(np.ndarray) if type(value) is not np.ndarray else value
+    if isinstance(value, torch.Tensor):
+        if in_place and "_lp" in getattr(value, "__dict__", ()):
+            del value._lp
+        return value
+    if depth <= 0:
+        return value
+    kind = type(value)
+    if kind is tuple or (kind is list and not in_place):
+        if any(_needs_plain(v, in_place) for v in value):
+            return kind(plain(v, depth=depth - 1, in_place=in_place) for v in value)
+        return value
+    if kind is list:
+        for i, item in enumerate(value):
+            value[i] = plain(item, depth=depth - 1, in_place=True)
+    elif kind is dict and in_place:
+        for key, item in list(value.items()):
+            value[key] = plain(item, depth=depth - 1, in_place=True)
+    return value
+
+
+def _needs_plain(value: Any, in_place: bool) -> bool:
+    if isinstance(value, np.ndarray):
+        return type(value) is not np.ndarray
+    if isinstance(value, torch.Tensor):
+        return in_place
+    return type(value) in (list, tuple, dict)
+
+
+def fingerprint(array: np.ndarray) -> int:
+    return hash(np.ascontiguousarray(array).tobytes())
+
+
+def root(array: Any) -> Any:
+    """The array that owns ``array``'s memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+# ------------------------------------------------------------------------------------------
+# the cell line: the one frame walker
+# ------------------------------------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),
+                 os.path.dirname(os.path.abspath(torch.__file__)), "<frozen ", "<__array_function__")
+
+
+def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, str | None]:
+    """The cell line that led here, the library location when a library made the call, and the name of the
+    helper function the call happened in (None at the cell's top level). ``depth`` frames above the caller
+    are skipped first (the caller is always this package)."""
+    frame = sys._getframe(depth)
+    location = None
+    helper = None
+    while frame is not None:
+        code = frame.f_code
+        fname = code.co_filename
+        if fname == filename:
+            if helper is None and code.co_name != "<module>":
+                helper = code.co_name
+            return frame.f_lineno, location, helper
+        if location is None and not fname.startswith(SKIP_PREFIXES):
+            location = f"{fname}:{frame.f_lineno} in {code.co_name}"
+            helper = code.co_name
+        frame = frame.f_back
+    return None, location, helper
+
+
+def user_frame(depth: int = 2) -> Any:
+    """The first frame outside NumPy, torch and this package (the code that made the call), or None."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(SKIP_PREFIXES):
+        frame = frame.f_back
+    return frame
+
+
+# ------------------------------------------------------------------------------------------
+# graph walks
+# ------------------------------------------------------------------------------------------
+
+def ancestors(nodes: Iterable[torch.fx.Node]) -> dict[str, torch.fx.Node]:
+    """Every node ``nodes`` depend on, themselves included, by name."""
+    seen: dict[str, torch.fx.Node] = {}
+    stack = [n for n in nodes if isinstance(n, torch.fx.Node)]
+    while stack:
+        current = stack.pop()
+        if current.name in seen:
+            continue
+        seen[current.name] = current
+        stack.extend(current.all_input_nodes)
+    return seen
+
+
+def depends_on_inputs(node: Any) -> bool:
+    """Whether ``node``'s value is computed from a placeholder (a node input)."""
+    if not isinstance(node, torch.fx.Node):
+        return False
+    return any(n.op == "placeholder" for n in ancestors([node]).values())
+
+
+def output_node(graph: torch.fx.Graph) -> torch.fx.Node:
+    return next(n for n in reversed(graph.nodes) if n.op == "output")

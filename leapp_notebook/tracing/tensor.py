@@ -1,0 +1,460 @@
+"""The torch side of a traced cell: torch functions, Tensor methods and operators, the NumPy<->torch
+crossings, and ``nn.Module`` calls, recorded into the same fx graph as the NumPy ops.
+
+Why a ``TorchFunctionMode`` and not a Tensor subclass (LEAPP's choice): a mode sees every torch call made
+while the cell runs — factory and random functions with no tensor argument, ``torch.as_tensor`` of a traced
+array, functions on plain tensors that received traced data — and it is thread-local, so another thread
+never records into the graph. The user's tensors stay plain ``torch.Tensor`` objects: a traced tensor is a
+plain tensor with a provenance in its ``_lp`` attribute (the same :class:`Provenance` a TracedArray carries),
+dropped when the trace ends. ``torch.from_numpy`` is not overridable, so it is patched for the trace, and so
+is ``nn.Module.__call__``: a module called on traced data is one ``call_module`` node whose weights stay
+parameters of the exported module.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.fx
+from torch.overrides import TorchFunctionMode
+
+from . import session as _session
+from . import torch_impl
+from .facts import ModuleFacts, update
+from .provenance import builder_of, iter_traced, plain
+
+_ORIGINAL: dict[str, Any] = {}
+
+# Tensor attributes that are static metadata: read, never recorded.
+_METADATA_ATTRS = frozenset({"shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "layout", "ndim",
+                             "names", "is_cuda", "is_sparse", "is_quantized", "is_meta", "grad", "_version",
+                             "output_nr", "_base", "itemsize", "nbytes", "is_nested"})
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "element_size", "is_floating_point",
+                               "is_complex", "is_contiguous", "stride", "storage_offset", "__len__", "__repr__",
+                               "__str__", "__format__", "__hash__", "get_device", "is_signed", "__reduce_ex__",
+                               "__deepcopy__", "__sizeof__", "__dir__", "type", "is_shared", "is_pinned",
+                               "has_names", "_is_view", "is_inference", "requires_grad_", "retain_grad",
+                               "register_hook", "__setstate__", "__getstate__"})
+# Values that leave the graph as Python values.
+_EXTRACTIONS = {"item": "value-extraction", "__float__": "value-extraction", "__int__": "value-extraction",
+                "__index__": "value-extraction", "__complex__": "value-extraction", "tolist": "value-extraction",
+                "__bool__": "data-dependent-branch"}
+_UNRECORDABLE = frozenset({"data_ptr", "untyped_storage", "storage", "__array_wrap__", "__dlpack__", "share_memory_",
+                           "pin_memory", "set_", "resize_", "resize_as_", "as_strided_"})
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__pow__": operator.pow,
+    "__matmul__": operator.matmul, "__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
+    "__lshift__": operator.lshift, "__rshift__": operator.rshift, "__neg__": operator.neg,
+    "__pos__": operator.pos, "__abs__": operator.abs, "__invert__": operator.invert, "__eq__": operator.eq,
+    "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt,
+    "__ge__": operator.ge, "__getitem__": operator.getitem,
+}
+_RANDOM = frozenset({"rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "bernoulli",
+                     "multinomial", "normal", "poisson", "uniform_", "normal_", "bernoulli_", "exponential_",
+                     "geometric_", "log_normal_", "cauchy_", "random_"})
+_DROPOUTS = frozenset({"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
+                       "rrelu"})
+_VIEW_PROPERTIES = {"T": lambda t: ("permute", tuple(reversed(range(t.ndim)))),
+                    "mT": lambda t: ("transpose", (-2, -1)), "H": lambda t: ("adjoint", ()),
+                    "mH": lambda t: ("adjoint", ())}
+
+
+def _name(func: Any) -> str:
+    return getattr(func, "__name__", "") or type(func).__name__
+
+
+def _is_method(func: Any, name: str) -> bool:
+    return getattr(torch.Tensor, name, None) is func
+
+
+def display(func: Any) -> str:
+    name = _name(func)
+    if _is_method(func, name):
+        return f"Tensor.{name}"
+    module = getattr(func, "__module__", None) or "torch"
+    if module.startswith("torch.nn.functional"):
+        return f"F.{name}"
+    if module.startswith("torch._C") or module == "torch" or module.startswith("torch._VF"):
+        return f"torch.{name}"
+    return f"{module}.{name}"
+
+
+class TorchRecorder(TorchFunctionMode):
+    """Records the torch calls a traced cell makes on traced data (see the module docstring)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        sess = _session.active()
+        if sess is None or sess.suspended:
+            return func(*args, **kwargs)
+        name = _name(func)
+        if name == "__get__":
+            return _attribute(sess, func, args)
+        if name in _METADATA_METHODS:
+            return func(*args, **kwargs)
+        builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
+        if builder is None:
+            return _untraced_call(sess, func, name, args, kwargs)
+        if builder.closed or builder.session is not sess:
+            return func(*args, **kwargs)
+        return _record(sess, builder, func, name, args, kwargs)
+
+
+def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A torch call on no traced data: runs as is; a random op inside an open node is still a hazard."""
+    result = func(*args, **kwargs)
+    if (name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs))) and sess.open_builder():
+        builder = sess.open_builder()
+        line, location, _ = sess.where()
+        builder.hazard("nondeterministic", line,
+                       f"{display(func)} draws random values inside node '{builder.name}': the graph cannot match "
+                       "the eager cell on any run, and the exported node is not deterministic.", [], name=name,
+                       location=location)
+    return result
+
+
+def _dropout_active(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return True
+    bound.apply_defaults()
+    return bool(bound.arguments.get("training", True)) and bound.arguments.get("p", 1) != 0
+
+
+def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
+    """``t.shape``, ``t.T``, ``t.data``, ...: properties reach a mode as ``__get__``."""
+    descriptor = getattr(func, "__self__", None)
+    attr = getattr(descriptor, "__name__", "")
+    value = func(*args)
+    tensor = args[0] if args else None
+    prov = getattr(tensor, "_lp", None)
+    if attr in _METADATA_ATTRS or prov is None or prov.builder is None or prov.builder.closed \
+            or not isinstance(value, torch.Tensor):
+        return value
+    builder = prov.builder
+    line, location, helper = sess.where()
+    source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
+    if attr == "data":
+        return sess.wrap(builder, value, source)
+    if attr in _VIEW_PROPERTIES:
+        method, extra = _VIEW_PROPERTIES[attr](tensor)
+        node = builder.emit("call_method", method, (source, *extra), line=line, numpy=f"Tensor.{attr}",
+                            location=location, helper=helper)
+    elif attr in ("real", "imag"):
+        node = builder.emit("call_function", getattr(torch, attr), (source,), line=line, numpy=f"Tensor.{attr}",
+                            location=location, helper=helper)
+    else:
+        return _unrecorded(sess, builder, f"Tensor.{attr}", value, line, location, helper, [source.name])
+    return sess.wrap(builder, value, node)
+
+
+def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    line, location, helper = sess.where()
+    kind = _EXTRACTIONS.get(name)
+    if kind is not None:
+        value = func(*args, **kwargs)
+        _session.extracted(args[0], kind, f"{display(func)}() = {_short(value)}")
+        return value
+    if name in ("numpy", "__array__"):
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+        return to_numpy(sess, args[0], display(func), dtype, eager=func(*args, **kwargs))
+    if name in _UNRECORDABLE:
+        value = func(*args, **kwargs)
+        sources = [v._lp.node.name for v in iter_traced(args, builder)]
+        return _unrecorded(sess, builder, display(func), value, line, location, helper, sources)
+    if name == "__setitem__":
+        return _setitem(sess, builder, args, line, location, helper)
+    method = _is_method(func, name)
+    in_place = method and name.endswith("_") and not name.endswith("__") or name.startswith("__i") and \
+        name not in ("__index__", "__int__", "__invert__", "__iter__")
+    target = args[0] if in_place else None
+    before = None
+    if in_place and getattr(target, "_lp", None) is None:
+        before = target.detach().clone()  # an untraced tensor receiving traced data: its old value is a constant
+    if name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs)):
+        builder.hazard("nondeterministic", line,
+                       f"{display(func)} draws random values inside node '{builder.name}': the graph cannot match "
+                       "the eager cell on any run, and the exported node is not deterministic.", [], name=name,
+                       location=location)
+    result = func(*args, **kwargs)
+    graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
+    if before is not None:
+        graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
+    graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
+    op, fx_target, graph_args = _target(func, name, method, in_place, graph_args)
+    if name == "__iter__":
+        return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
+    node = builder.emit(op, fx_target, tuple(graph_args), graph_kwargs, line=line, numpy=display(func),
+                        location=location, helper=helper)
+    if in_place:
+        return _rebind(sess, builder, target, node, line, location)
+    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
+        parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=display(func),
+                              location=location, helper=helper) for i in range(len(result))]
+        return type(result)([sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
+    if isinstance(result, torch.Tensor):
+        return sess.wrap(builder, result, node)
+    node.graph.erase_node(node)
+    sources = [v._lp.node.name for v in iter_traced(args, builder)]
+    return _unrecorded(sess, builder, display(func), result, line, location, helper, sources)
+
+
+def _target(func: Any, name: str, method: bool, in_place: bool, graph_args: list[Any]
+            ) -> tuple[str, Any, list[Any]]:
+    """The fx op and target recording ``func`` (in-place forms as their functional twins)."""
+    if name.startswith("__r") and f"__{name[3:]}" in _OPERATORS:  # __radd__: other + self
+        return "call_function", _OPERATORS[f"__{name[3:]}"], [graph_args[1], graph_args[0], *graph_args[2:]]
+    if in_place and name.startswith("__i"):
+        return "call_function", _OPERATORS[f"__{name[3:]}"], graph_args
+    if name in _OPERATORS:
+        return "call_function", _OPERATORS[name], graph_args
+    if method:
+        if in_place:
+            functional = name[:-1]
+            if functional == "copy":  # t.copy_(src): the value becomes src, in t's dtype and shape
+                return "call_function", torch_impl.copy_into, graph_args
+            if hasattr(torch.Tensor, functional):
+                return "call_method", functional, graph_args
+        return "call_method", name, graph_args
+    return "call_function", func, graph_args
+
+
+def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: str | None) -> Any:
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
+    if type(value) in (list, tuple):
+        return type(value)(_graph_arg(sess, builder, v, line, helper) for v in value)
+    if isinstance(value, slice):
+        return slice(*(_graph_arg(sess, builder, p, line, helper) for p in (value.start, value.stop, value.step)))
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, line: int | None,
+            location: str | None) -> torch.Tensor:
+    """An in-place op: ``target`` now holds the recorded value; a write into a node input is reported."""
+    prov = getattr(target, "_lp", None)
+    if prov is not None and prov.node is not None and prov.node.op == "placeholder":
+        builder.hazard("untraced-call", line,
+                       f"node input '{prov.node.name}' is written in place: the eager cell changes the caller's "
+                       "tensor, the exported graph does not, and any view of it taken before is baked.",
+                       [node.name], location=location,
+                       fix=f"copy the input before writing ({prov.node.name} = {prov.node.name}.clone())",
+                       severity="warning")
+    return sess.wrap(builder, target, node)
+
+
+def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, location: str | None,
+             helper: str | None) -> None:
+    target, key, value = args
+    prov = getattr(target, "_lp", None)
+    if prov is None:
+        base = builder.const(target.detach().clone(), baked=False, origin=None, line=line, helper=helper)
+    else:
+        base = sess.graph_value(builder, target, line, as_tensor=True, helper=helper)
+    graph_key = _graph_arg(sess, builder, key, line, helper)
+    graph_value = _graph_arg(sess, builder, value, line, helper)
+    torch.Tensor.__setitem__(target, key, value)
+    node = builder.emit("call_function", torch_impl.setitem, (base, graph_key, graph_value), line=line,
+                        numpy="Tensor.__setitem__", location=location, helper=helper)
+    _rebind(sess, builder, target, node, line, location)
+
+
+def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: int | None, location: str | None,
+             helper: str | None) -> Any:
+    items = []
+    with sess.eager():
+        rows = tensor.detach().unbind(0)
+    for i, row in enumerate(rows):
+        node = builder.emit("call_function", operator.getitem, (source, i), line=line, numpy="iter(Tensor)",
+                            location=location, helper=helper)
+        items.append(sess.wrap(builder, row, node))
+    return iter(items)
+
+
+def _unrecorded(sess: Any, builder: Any, what: str, value: Any, line: int | None, location: str | None,
+                helper: str | None, sources: list[str]) -> Any:
+    """A torch call on traced data whose result cannot be recorded: a tensor is baked, a Python value frozen."""
+    if isinstance(value, torch.Tensor):
+        node = builder.const(value, baked=True, origin=f"{what} at line {line}", line=line, source_nodes=sources,
+                             helper=helper)
+        builder.hazard("untraced-call", line, f"{what} cannot be recorded: its result is computed once, from the "
+                       f"trace-time inputs, and baked into the graph as constant {node.name}.", [node.name],
+                       name=what, location=location, pending_reach=True)
+        return sess.wrap(builder, value, node)
+    builder.hazard("untraced-call", line, f"{what} returns a Python value ({_short(value)}) fixed at trace time; "
+                   "whatever uses it is frozen in the graph.", sources, name=what, location=location)
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ------------------------------------------------------------------------------------------
+# crossings
+# ------------------------------------------------------------------------------------------
+
+def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eager: Any = None) -> Any:
+    """``t.numpy()``, ``np.asarray(t)``: a TracedArray on the tensor's graph value (the chain is kept)."""
+    prov = tensor._lp
+    if eager is None:
+        with sess.eager():
+            eager = np.asarray(tensor.detach().numpy(), dtype=dtype)
+    builder = prov.builder
+    if builder is None or builder.closed:
+        return eager
+    line, location, helper = sess.where()
+    node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
+    if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != _numpy_dtype(tensor):
+        node = builder.emit("call_method", "to", (node, torch.from_numpy(eager[:0]).dtype), line=line, numpy=what,
+                            location=location, helper=helper)
+    return sess.wrap(builder, eager, node)
+
+
+def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
+    return torch.empty((), dtype=tensor.dtype).numpy().dtype
+
+
+def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
+    """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array."""
+    builder = builder_of((value,))
+    if builder is None or builder.closed:
+        return eager
+    line, location, helper = sess.where()
+    if isinstance(value, np.ndarray):
+        node = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
+    else:  # a list of traced values: stacked
+        parts = [sess.graph_value(builder, v, line, as_tensor=True, helper=helper) for v in value]
+        node = builder.emit("call_function", torch.stack, (parts,), line=line, numpy=what, location=location,
+                            helper=helper)
+    node = builder.emit("call_method", "to", (node, eager.dtype), line=line, numpy=what, location=location,
+                        helper=helper) if dtype is not None or not isinstance(value, np.ndarray) else node
+    return sess.wrap(builder, eager, node)
+
+
+def _from_numpy(array: Any) -> torch.Tensor:
+    original = _ORIGINAL["from_numpy"]
+    sess = _session.active()
+    if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
+        return original(plain(array, depth=0))
+    eager = original(array.view(np.ndarray))
+    return _from_array(sess, array, "torch.from_numpy", None, eager)
+
+
+def _conversion(name: str) -> Callable[..., Any]:
+    original = getattr(torch, name)
+
+    def convert(data: Any, *args: Any, **kwargs: Any) -> Any:
+        sess = _session.active()
+        if sess is None or sess.suspended or not isinstance(data, (np.ndarray, list, tuple)) \
+                or builder_of((data,)) is None:
+            return original(plain(data), *args, **kwargs)
+        with sess.eager():
+            eager = original(plain(data), *args, **kwargs)
+        return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
+
+    convert.__wrapped__ = original  # type: ignore[attr-defined]
+    convert.__name__ = name
+    return convert
+
+
+# ------------------------------------------------------------------------------------------
+# nn.Module calls
+# ------------------------------------------------------------------------------------------
+
+_MODE_DEPENDENT = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase, torch.nn.RReLU)
+
+
+def _mode_dependent(module: torch.nn.Module) -> list[str]:
+    """Submodules (by name) that behave differently while ``training`` is true."""
+    found = []
+    for sub_name, sub in module.named_modules():
+        if not sub.training:
+            continue
+        label = f"{sub_name} ({type(sub).__name__})" if sub_name else type(sub).__name__
+        if isinstance(sub, _MODE_DEPENDENT):
+            found.append(label)
+        elif type(sub).forward is not torch.nn.Module.forward and type(sub).__module__.split(".")[0] != "torch":
+            try:
+                source = inspect.getsource(type(sub).forward)
+            except (OSError, TypeError):
+                continue
+            if "self.training" in source:
+                found.append(label)
+    return found
+
+
+def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+    original = _ORIGINAL["Module.__call__"]
+    sess = _session.active()
+    if sess is None or sess.suspended:
+        return original(module, *args, **kwargs)
+    builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
+    if builder is None or builder.closed or builder.session is not sess:
+        return original(module, *args, **kwargs)
+    line, location, helper = sess.where()
+    name = sess.name_of(module) or type(module).__name__.lower()
+    with sess.eager():
+        result = original(module, *args, **kwargs)
+    target = builder.module(module, name)
+    graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
+    graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
+    node = builder.emit("call_module", target, tuple(graph_args), graph_kwargs, line=line, numpy=f"{name}(...)",
+                        location=location, helper=helper)
+    params = sum(p.numel() for p in module.parameters())
+    dependent = _mode_dependent(module)
+    update(node, torch=type(module).__name__,
+           module=ModuleFacts(target, type(module).__name__, params, bool(dependent)))
+    if dependent:
+        builder.hazard("training-mode", line,
+                       f"{name} ({type(module).__name__}) is called in training mode, and "
+                       f"{', '.join(dependent)} behave{'s' if len(dependent) == 1 else ''} differently in training "
+                       "(random dropout masks, batch statistics): the graph differs from the deployed model and "
+                       "from run to run.", [node.name], name=name, location=location)
+    if isinstance(result, torch.Tensor):
+        wrapped = sess.wrap(builder, result, node)
+    elif isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
+        parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=f"{name}(...)[{i}]",
+                              location=location, helper=helper) for i in range(len(result))]
+        wrapped = type(result)(sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True))
+    else:
+        return _unrecorded(sess, builder, f"{name}(...)", result, line, location, helper, [node.name])
+    return wrapped
+
+
+# ------------------------------------------------------------------------------------------
+# install / uninstall
+# ------------------------------------------------------------------------------------------
+
+_CONVERTED = ("as_tensor", "tensor", "asarray")
+
+
+def install() -> None:
+    """Patch what a mode cannot see: ``torch.from_numpy``, the array conversions, ``nn.Module.__call__``."""
+    _ORIGINAL["from_numpy"] = torch.from_numpy
+    torch.from_numpy = _from_numpy
+    for name in _CONVERTED:
+        _ORIGINAL[name] = getattr(torch, name)
+        setattr(torch, name, _conversion(name))
+    _ORIGINAL["Module.__call__"] = torch.nn.Module.__call__
+    torch.nn.Module.__call__ = _module_call
+
+
+def uninstall() -> None:
+    if "from_numpy" in _ORIGINAL:
+        torch.from_numpy = _ORIGINAL.pop("from_numpy")
+    for name in _CONVERTED:
+        if name in _ORIGINAL:
+            setattr(torch, name, _ORIGINAL.pop(name))
+    if "Module.__call__" in _ORIGINAL:
+        torch.nn.Module.__call__ = _ORIGINAL.pop("Module.__call__")
+
