@@ -192,8 +192,10 @@ def _derived_range(sample: np.ndarray) -> tuple[float, float]:
 class _Sampler:
     """Draws one input: its traced shape and dtype, values within ``bounds``."""
 
-    def __init__(self, key: str, sample: np.ndarray, bounds: tuple[float, float] | None):
+    def __init__(self, key: str, sample: Any, bounds: tuple[float, float] | None):
         self.key = key
+        self.kind = "torch" if isinstance(sample, torch.Tensor) else "numpy"
+        sample = as_numpy(sample)
         self.shape = sample.shape
         self.dtype = sample.dtype
         if self.dtype.kind == "b":
@@ -208,7 +210,12 @@ class _Sampler:
             lo, hi = int(np.floor(lo)), int(np.ceil(hi))
             self.bounds = (max(lo, info.min), min(hi, info.max))
 
-    def draw(self, rng: np.random.Generator) -> np.ndarray:
+    def draw(self, rng: np.random.Generator) -> Any:
+        """A fresh input of the traced input's kind: an ndarray, or a tensor for a torch input."""
+        array = self._draw(rng)
+        return torch.from_numpy(array) if self.kind == "torch" else array
+
+    def _draw(self, rng: np.random.Generator) -> np.ndarray:
         if self.dtype.kind == "b":
             return rng.random(self.shape) < 0.5
         lo, hi = self.bounds
@@ -217,6 +224,17 @@ class _Sampler:
         if self.dtype.kind == "c":
             return (rng.uniform(lo, hi, self.shape) + 1j * rng.uniform(lo, hi, self.shape)).astype(self.dtype)
         return rng.uniform(lo, hi, self.shape).astype(self.dtype)
+
+
+def as_numpy(value: Any) -> np.ndarray:
+    """An eager value (array, tensor, possibly requiring grad) as an ndarray."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def as_tensor(value: Any) -> torch.Tensor:
+    return value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value))
 
 
 def _input_keys(trace: Any) -> list[tuple[Node, str, str]]:
@@ -501,20 +519,20 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     current = {node.name: {} for node in nodes}
     tensors = {node.name: {} for node in nodes}
     for node, name, sampler in samplers:
-        current[node.name][name] = array = sampler.draw(rng)
-        tensors[node.name][name] = torch.from_numpy(array)
+        current[node.name][name] = value = sampler.draw(rng)
+        tensors[node.name][name] = as_tensor(value)
     previous: dict[str, _Outcome] = {}
     report_progress, bar = _progress_callback(progress)
     try:
         # Fresh inputs stray into NaN territory (sqrt, log of drawn values); the comparison handles
         # that, so NumPy's floating-point warnings from the eager re-runs are only noise.
-        with torch.inference_mode(), np.errstate(all="ignore"):
+        with torch.no_grad(), np.errstate(all="ignore"):
             for j in range(total):
                 varied_node, varied = None, None
                 if j > 0:
                     varied_node, varied, sampler = samplers[(j - 1) % len(samplers)]
-                    current[varied_node.name][varied] = array = sampler.draw(rng)
-                    tensors[varied_node.name][varied] = torch.from_numpy(array)
+                    current[varied_node.name][varied] = value = sampler.draw(rng)
+                    tensors[varied_node.name][varied] = as_tensor(value)
                 try:
                     eager = trace.run_eager(current)
                 except CellError as exc:
@@ -562,8 +580,8 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
         if spec.name not in eager:
             raise CellError(f"probe {j}: re-run eagerly, the cell did not produce output '{spec.name}' of "
                             f"node '{node.name}' (a branch on the inputs?)", None)
-        expected = np.asarray(eager[spec.name])
-        got = None if results is None else results[index].numpy()
+        expected = as_numpy(eager[spec.name])
+        got = None if results is None else results[index].detach().numpy()
         mismatch = None
         if got is None:
             mismatch = ("error", None, None, error)

@@ -57,8 +57,7 @@ class Annotate:
             traced = {name: builder.add_input(name, given.get(name, value)) for name, value in tensors.items()}
         elif _REPLAY is not None:
             given = _REPLAY.overrides.get(node, {})
-            traced = {name: np.array(given[name], copy=True) if name in given else value
-                      for name, value in tensors.items()}
+            traced = {name: _copy(given[name]) if name in given else value for name, value in tensors.items()}
         else:
             traced = dict(tensors)
         if len(traced) == 1:
@@ -77,10 +76,17 @@ class Annotate:
                                  f"annotate.input_tensors('{node}', ...)" + close_matches(node, sess.builders))
             builder.close(dict(tensors), export_with)
         elif _REPLAY is not None:
-            _REPLAY.outputs[node] = {name: np.array(value, copy=True) for name, value in tensors.items()}
+            _REPLAY.outputs[node] = {name: _copy(value) for name, value in tensors.items()}
 
 
 annotate = Annotate()
+
+
+def _copy(value: Any) -> Any:
+    """A copy of an array or tensor of the same kind (a tensor detached: eager outputs may require grad)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    return np.array(value, copy=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -339,7 +345,7 @@ class Trace:
             input_names, output_names, node = self._explicit
             for name in input_names:
                 if name in inputs.get(node, {}):
-                    namespace[name] = np.array(inputs[node][name], copy=True)
+                    namespace[name] = _copy(inputs[node][name])
         replay = _Replay(inputs)
         previous = _REPLAY
         _REPLAY = replay

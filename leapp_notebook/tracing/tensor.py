@@ -167,6 +167,10 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if name in _UNRECORDABLE:
         value = func(*args, **kwargs)
         sources = [v._lp.node.name for v in iter_traced(args, builder)]
+        if name == "__array_wrap__":  # np.tanh(t): NumPy converted the tensor and wraps its result back
+            return _unrecorded(sess, builder, "a NumPy function applied to a torch tensor", value, line, location,
+                               helper, sources, fix="convert explicitly before the NumPy call (t.numpy(), which "
+                               "keeps the chain), or call the torch function (torch.tanh(t))")
         return _unrecorded(sess, builder, display(func), value, line, location, helper, sources)
     if name == "__setitem__":
         return _setitem(sess, builder, args, line, location, helper)
@@ -182,11 +186,12 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
                        f"{display(func)} draws random values inside node '{builder.name}': the graph cannot match "
                        "the eager cell on any run, and the exported node is not deterministic.", [], name=name,
                        location=location)
-    result = func(*args, **kwargs)
+    # graph values first: an in-place op bumps its tensor's version, which would make it look stale
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
+    result = func(*args, **kwargs)
     op, fx_target, graph_args = _target(func, name, method, in_place, graph_args)
     if name == "__iter__":
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
@@ -280,17 +285,17 @@ def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: i
 
 
 def _unrecorded(sess: Any, builder: Any, what: str, value: Any, line: int | None, location: str | None,
-                helper: str | None, sources: list[str]) -> Any:
+                helper: str | None, sources: list[str], fix: str | None = None) -> Any:
     """A torch call on traced data whose result cannot be recorded: a tensor is baked, a Python value frozen."""
     if isinstance(value, torch.Tensor):
         node = builder.const(value, baked=True, origin=f"{what} at line {line}", line=line, source_nodes=sources,
                              helper=helper)
         builder.hazard("untraced-call", line, f"{what} cannot be recorded: its result is computed once, from the "
                        f"trace-time inputs, and baked into the graph as constant {node.name}.", [node.name],
-                       name=what, location=location, pending_reach=True)
+                       name=what, location=location, pending_reach=True, fix=fix)
         return sess.wrap(builder, value, node)
     builder.hazard("untraced-call", line, f"{what} returns a Python value ({_short(value)}) fixed at trace time; "
-                   "whatever uses it is frozen in the graph.", sources, name=what, location=location)
+                   "whatever uses it is frozen in the graph.", sources, name=what, location=location, fix=fix)
     return value
 
 

@@ -1,0 +1,253 @@
+"""Whole LEAPP nodes: NumPy pre-processing, torch.from_numpy, an nn.Module policy, post-processing in torch or
+NumPy, all in one traced graph; the crossings, module calls and torch-side hazards at their cell lines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import leapp_notebook as ln
+from leapp_notebook.tracing.facts import facts
+
+
+def mlp(seed: int = 0, dropout: float = 0.0) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    layers: list[torch.nn.Module] = [torch.nn.Linear(4, 16), torch.nn.Tanh()]
+    if dropout:
+        layers.append(torch.nn.Dropout(dropout))
+    layers.append(torch.nn.Linear(16, 2))
+    return torch.nn.Sequential(*layers).eval()
+
+
+POLICY_CELL = """\
+obs = annotate.input_tensors("node", {"obs": raw_obs})
+normed = (obs - MEAN) / STD
+t = torch.from_numpy(normed.astype(np.float32))
+with torch.no_grad():
+    action = policy(t)
+scaled = torch.tanh(action) * 2.0
+out = scaled.detach().numpy()
+annotate.output_tensors("node", {"action": out}, export_with="jit")
+"""
+
+
+def namespace(**extra):
+    ns = {"np": np, "torch": torch, "policy": mlp(), "raw_obs": np.linspace(0.1, 0.9, 4),
+          "MEAN": np.full(4, 0.5), "STD": np.full(4, 0.2)}
+    ns.update(extra)
+    return ns
+
+
+def eager_policy_cell(obs: np.ndarray, policy: torch.nn.Module) -> np.ndarray:
+    t = torch.from_numpy(((obs - 0.5) / 0.2).astype(np.float32))
+    with torch.no_grad():
+        return (torch.tanh(policy(t)) * 2.0).numpy()
+
+
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_numpy_torch_numpy_node_is_one_graph_with_the_policy_as_a_module(profile):
+    ns = namespace()
+    trace = ln.trace_cell(POLICY_CELL, ns, profile=profile)
+    assert trace.hazards == []
+    node = trace.nodes["node"]
+    modules = [n for n in node.graph.graph.nodes if n.op == "call_module"]
+    assert len(modules) == 1 and facts(modules[0]).line == 5
+    assert facts(modules[0]).module.type == "Sequential" and facts(modules[0]).module.params == 4 * 16 + 16 + 16 * 2 + 2
+    # the weights are parameters of the node's module, not baked constants
+    assert {name for name, _ in node.graph.named_parameters()} == {"policy.0.weight", "policy.0.bias",
+                                                                  "policy.2.weight", "policy.2.bias"}
+    fresh = np.random.default_rng(1).uniform(0, 1, 4)
+    (got,) = node(fresh)
+    np.testing.assert_allclose(got, eager_policy_cell(fresh, ns["policy"]), rtol=1e-6)
+    assert trace.probe(seed=0).passed
+    assert isinstance(ns["out"], np.ndarray) and type(ns["out"]) is np.ndarray
+    assert type(ns["t"]) is torch.Tensor and not hasattr(ns["t"], "_lp")
+
+
+def test_torch_inputs_and_outputs_keep_their_kind():
+    x = torch.linspace(-1, 1, 6).reshape(2, 3)
+    cell = "t = annotate.input_tensors('n', {'t': x})\ny = torch.relu(t).sum(dim=1) + t.mean()\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "x": x})
+    node = trace.nodes["n"]
+    assert [s.kind for s in node.inputs] == ["torch"] and [s.kind for s in node.outputs] == ["torch"]
+    assert node.inputs[0].dtype == "float32"
+    fresh = torch.rand(2, 3)
+    (got,) = node(fresh)
+    assert isinstance(got, torch.Tensor)
+    torch.testing.assert_close(got, torch.relu(fresh).sum(dim=1) + fresh.mean())
+    report = trace.probe(seed=3)
+    assert report.passed and report.sensitivity["y"]["t"] == (True, True)
+
+
+def test_an_output_that_requires_grad_does_not_crash_trace_probe_or_node():
+    policy = mlp()
+    policy.train()  # no dropout: training mode does not change its behaviour
+    cell = "t = annotate.input_tensors('n', {'t': x})\na = policy(t)\nannotate.output_tensors('n', {'a': a})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "policy": policy, "x": torch.rand(4)})
+    assert trace.ok and trace.probe(seed=0).passed
+    (got,) = trace.nodes["n"](torch.rand(4))
+    assert not got.requires_grad
+
+
+@pytest.mark.parametrize("crossing, expected", [
+    ("torch.as_tensor(x, dtype=torch.float64)", "float64"),
+    ("torch.tensor(x)", "float32"),
+    ("torch.from_numpy(x).double()", "float64"),
+    ("torch.from_numpy(x).to(torch.float16).float()", "float32"),
+    ("torch.from_numpy(x).clone().cpu().detach()", "float32"),
+])
+def test_crossings_into_torch_keep_the_chain(crossing, expected):
+    cell = f"x = annotate.input_tensors('n', {{'x': raw}})\nt = {crossing}\ny = t * 3\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": np.arange(4, dtype=np.float32)})
+    assert trace.hazards == [], [h.message for h in trace.hazards]
+    node = trace.nodes["n"]
+    assert node.outputs[0].dtype == expected and node.outputs[0].kind == "torch"
+    (got,) = node(np.array([1.0, -2.0, 0.5, 4.0], np.float32))
+    np.testing.assert_allclose(got.numpy(), np.array([3.0, -6.0, 1.5, 12.0]), rtol=1e-3)
+    # no separate graph runs for the same generated code: the graph is callable and jit-traceable
+    torch.jit.trace(node.graph, (torch.zeros(4),), check_trace=False)
+
+
+@pytest.mark.parametrize("crossing", ["t.numpy()", "np.asarray(t)", "t.detach().numpy()", "np.asarray(t.cpu())"])
+def test_crossings_back_to_numpy_keep_the_chain(crossing):
+    cell = f"t = annotate.input_tensors('n', {{'t': x}})\na = {crossing}\ny = np.clip(a, 0, 1) + 1\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "x": torch.linspace(-1, 2, 5)}, profile="full")
+    assert [h for h in trace.hazards if h.severity == "error"] == []
+    assert trace.nodes["n"].outputs[0].kind == "numpy"
+    assert trace.probe(seed=0).passed
+
+
+def test_training_mode_is_an_error_at_the_call_line_with_the_module_marked():
+    cell = "t = annotate.input_tensors('n', {'t': x})\npolicy.train()\na = policy(t)\n" \
+           "annotate.output_tensors('n', {'a': a})\n"
+    for profile in ("leapp", "full"):
+        trace = ln.trace_cell(cell, {"torch": torch, "policy": mlp(dropout=0.5), "x": torch.rand(4)},
+                              profile=profile)
+        (hazard,) = [h for h in trace.hazards if h.kind == "training-mode"]
+        assert hazard.severity == "error" and hazard.line == 3 and hazard.code == "a = policy(t)"
+        assert "Dropout" in hazard.message and ".eval()" in hazard.fix
+        (module,) = hazard.graph_nodes
+        assert trace.nodes["n"].graph.graph.find_nodes(op="call_module")[0].name == module
+        assert not trace.probe(n=8, seed=0).passed  # dropout masks differ between the graph and the cell
+
+
+def test_an_eval_policy_under_no_grad_then_numpy_has_no_hazard():
+    trace = ln.trace_cell(POLICY_CELL, namespace())
+    assert trace.hazards == [] and trace.ok
+
+
+def test_float_of_a_tensor_is_a_value_extraction_the_probe_exposes():
+    cell = ("t = annotate.input_tensors('n', {'t': x})\n"
+            "scale = float(t.abs().max())\n"
+            "y = t / scale\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.tensor([1.0, -4.0, 2.0])})
+    (hazard,) = [h for h in trace.hazards if h.kind == "value-extraction"]
+    assert hazard.severity == "error" and hazard.line == 2 and "__float__" in hazard.message
+    assert hazard.graph_nodes and "keep the value as an array" in hazard.fix
+    report = trace.probe(n=8, seed=0)
+    assert not report.passed and report.baked == ["y"]
+
+
+@pytest.mark.parametrize("extraction", ["t.sum().item()", "int(t.argmax())", "t.tolist()[0]"])
+def test_item_int_and_tolist_are_value_extractions(extraction):
+    cell = f"t = annotate.input_tensors('n', {{'t': x}})\nv = {extraction}\ny = t * v\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.tensor([1.0, 3.0, 2.0])})
+    assert [(h.kind, h.line) for h in trace.hazards] == [("value-extraction", 2)]
+
+
+def test_branch_on_a_tensor_is_a_data_dependent_branch():
+    cell = ("t = annotate.input_tensors('n', {'t': x})\n"
+            "if t.sum() > 0:\n"
+            "    t = t * 2\n"
+            "annotate.output_tensors('n', {'y': t})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)})
+    (hazard,) = trace.hazards
+    assert (hazard.kind, hazard.severity, hazard.line) == ("data-dependent-branch", "error", 2)
+    assert hazard.graph_nodes  # the comparison node
+
+
+@pytest.mark.parametrize("random_op, line", [("torch.rand(3)", 2), ("torch.randn_like(t)", 2),
+                                             ("torch.nn.functional.dropout(t, 0.5, training=True)", 2)])
+def test_random_ops_inside_a_node_are_nondeterministic(random_op, line):
+    cell = f"t = annotate.input_tensors('n', {{'t': x}})\nnoise = {random_op}\ny = t + noise\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)})
+    (hazard,) = [h for h in trace.hazards if h.kind == "nondeterministic"]
+    assert hazard.severity == "error" and hazard.line == line and "input_tensors" in hazard.fix
+
+
+def test_dropout_with_training_false_is_not_random():
+    cell = "t = annotate.input_tensors('n', {'t': x})\ny = torch.nn.functional.dropout(t, 0.5, training=False)\n" \
+           "annotate.output_tensors('n', {'y': y})\n"
+    assert ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)}).hazards == []
+
+
+def test_in_place_ops_are_recorded_functionally_and_a_write_into_an_input_is_reported():
+    cell = ("t = annotate.input_tensors('n', {'t': x})\n"
+            "u = t * 2\n"
+            "u.add_(1)\n"
+            "u[0] = t[1]\n"
+            "t.mul_(3)\n"
+            "annotate.output_tensors('n', {'u': u, 't3': t})\n")
+    x = torch.tensor([1.0, 2.0, 3.0])
+    trace = ln.trace_cell(cell, {"torch": torch, "x": x})
+    assert torch.equal(x, torch.tensor([3.0, 6.0, 9.0]))  # the cell ran as it does untraced: it wrote into x
+    (hazard,) = trace.hazards
+    assert hazard.kind == "untraced-call" and hazard.line == 5 and "clone()" in hazard.fix
+    u, t3 = trace.nodes["n"](torch.tensor([5.0, 6.0, 7.0]))
+    torch.testing.assert_close(u, torch.tensor([6.0, 13.0, 15.0]))
+    torch.testing.assert_close(t3, torch.tensor([15.0, 18.0, 21.0]))
+
+
+def test_a_view_taken_before_an_in_place_write_is_baked():
+    cell = ("t = annotate.input_tensors('n', {'t': x})\n"
+            "u = t * 1\n"
+            "row = u[0]\n"
+            "u.add_(1)\n"
+            "y = row * 2\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(2, 2)})
+    stale, constant_output = trace.hazards
+    assert stale.kind == "untraced-call" and stale.line == 5 and "shares memory" in stale.message
+    assert constant_output.kind == "untraced-output" and constant_output.line == 6
+
+
+def test_numpy_ufunc_on_a_tensor_cannot_silently_lose_the_chain():
+    cell = "t = annotate.input_tensors('n', {'t': x})\ny = np.tanh(t)\nannotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "x": torch.ones(3)})
+    errors = [h for h in trace.hazards if h.severity == "error"]
+    assert errors and errors[0].line == 2
+
+
+def test_gru_cell_policy_with_tuple_state():
+    torch.manual_seed(0)
+    gru = torch.nn.GRUCell(3, 5).eval()
+    cell = ("x, h = annotate.input_tensors('n', {'x': obs, 'h': state}).values()\n"
+            "h2 = gru(x, h)\n"
+            "a = h2[:, :2].clamp(-1, 1)\n"
+            "annotate.output_tensors('n', {'a': a, 'h2': h2})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "gru": gru, "obs": torch.rand(1, 3), "state": torch.zeros(1, 5)})
+    assert trace.hazards == []
+    assert trace.probe(seed=0).passed
+
+
+def test_other_threads_see_plain_torch_during_a_trace():
+    import threading
+
+    seen = []
+
+    def worker():
+        seen.append(type(torch.from_numpy(np.ones(2))).__name__)
+        seen.append(hasattr(torch.ones(2) + 1, "_lp"))
+
+    cell = ("t = annotate.input_tensors('n', {'t': x})\nth = threading.Thread(target=worker)\nth.start()\n"
+            "th.join()\ny = t + 1\nannotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "threading": threading, "worker": worker, "x": torch.ones(2)})
+    assert seen == ["Tensor", False]
+    assert len([n for n in trace.nodes["n"].graph.graph.nodes if n.op in ("call_function", "call_method")]) == 1
