@@ -26,7 +26,7 @@ import torch.fx
 
 from .tracing import hazards as hz
 from .tracing.facts import facts
-from .tracing.provenance import ancestors, output_node
+from .tracing.provenance import ancestors, cell_lines, output_node
 from .tracing.types import CellError, Hazard, Node, TraceError
 
 __all__ = ["probe", "ProbeReport", "OutputCheck", "Mismatch", "BakedConstant", "draw_inputs", "input_ranges"]
@@ -650,7 +650,7 @@ def _name_baked(trace: Any, nodes: list[Node], keys: dict[str, list[str]], check
 def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
                       checks: dict[str, OutputCheck], baked: dict[str, list[BakedConstant]]) -> list[Hazard]:
     """A ``semantic-mismatch`` hazard for each failing output no standing error hazard explains."""
-    lines = trace.source.splitlines()
+    lines = cell_lines(trace.source)
     added: list[Hazard] = []
     tables: dict[str, dict[tuple[str, int | None], Hazard]] = {}
     for node in nodes:

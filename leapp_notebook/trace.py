@@ -20,7 +20,7 @@ from .tracing import ops
 from .tracing import session as _session
 from .tracing import tensor as _tensor
 from .tracing.array import TracedArray
-from .tracing.provenance import builder_of, plain
+from .tracing.provenance import builder_of, cell_lines, plain
 from .tracing.session import Session, close_matches
 from .tracing.types import CellError, Hazard, Node, TraceError
 
@@ -154,20 +154,25 @@ _CONVERTED = ("array", "asarray", "ascontiguousarray")
 
 
 def _install() -> None:
-    for name in _WATCHED:
-        _ORIGINAL[name] = getattr(np, name)
-        setattr(np, name, _creation(name))
-    for name in _CONVERTED:
-        _ORIGINAL[name] = getattr(np, name)
-        setattr(np, name, _conversion(name))
+    for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion)):
+        for name in names:
+            _ORIGINAL[name] = getattr(np, name)
+            setattr(np, name, make(name))
     _tensor.install()
 
 
-def _uninstall() -> None:
-    _tensor.uninstall()
+def _uninstall() -> dict[int, Any]:
+    """Restore NumPy and torch; returns {id(wrapper): original} for every wrapper that was installed, so
+    copies of them the cell bound (``from numpy import *``) can be restored too. A function the cell itself
+    patched in (``np.zeros = my_zeros``) is left as the cell set it."""
+    restored = _tensor.uninstall()
     for name, original in _ORIGINAL.items():
-        setattr(np, name, original)
+        wrapper = getattr(np, name)
+        if getattr(wrapper, "__wrapped__", None) is original:
+            setattr(np, name, original)
+            restored[id(wrapper)] = original
     _ORIGINAL.clear()
+    return restored
 
 
 # ------------------------------------------------------------------------------------------
@@ -229,7 +234,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         code = compile(source, filename := f"<leapp-cell-{next(_COUNTER)}>", "exec")
     except SyntaxError as exc:
         raise CellError(f"line {exc.lineno}: SyntaxError: {exc.msg}", exc.lineno, exc.text) from exc
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, cell_lines(source, keepends=True), filename)
 
     namespace.setdefault("np", np)
     namespace["annotate"] = annotate
@@ -279,11 +284,11 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     finally:
         mode.__exit__(None, None, None)
         _session.ACTIVE = None
-        _uninstall()
+        wrappers = _uninstall()
         for name, alias in aliases.items():  # the caller's own input objects, not the traced aliases
             if namespace.get(name) is alias and name in snapshot:
                 namespace[name] = snapshot[name]
-        _clean_namespace(namespace)
+        _clean_namespace(namespace, filename, wrappers)
         if gc_was_enabled:
             gc.enable()
     nodes = sess.finish()
@@ -299,13 +304,42 @@ def _cell_line(exc: BaseException, filename: str) -> int | None:
     return line
 
 
-def _clean_namespace(namespace: dict[str, Any]) -> None:
-    """Replace every traced array left in the namespace (and in its lists, tuples and dicts, four levels deep)
-    by plain NumPy, and drop the provenance of tensors: later cells see ordinary arrays and tensors."""
-    builtins = namespace.pop("__builtins__", None)
-    plain(namespace, depth=5, in_place=True)
-    if builtins is not None:
-        namespace["__builtins__"] = builtins
+def _clean_namespace(namespace: dict[str, Any], filename: str, wrappers: dict[int, Any]) -> None:
+    """Nothing of the tracer survives the trace: every traced array left in the namespace (in its lists,
+    tuples, named tuples and dicts, in the closures and defaults of functions the cell defined, and in the
+    attributes of objects of classes the cell defined) becomes plain NumPy, tensors lose their provenance, and
+    tracer wrappers the cell bound by name go back to NumPy's own functions."""
+    for key, value in list(namespace.items()):
+        if key == "__builtins__":
+            continue
+        original = wrappers.get(id(value))
+        if original is not None:
+            namespace[key] = original
+            continue
+        namespace[key] = plain(value, depth=4, in_place=True)
+        _release(namespace[key], filename)
+
+
+def _release(value: Any, filename: str) -> None:
+    """Plain values inside a function or an object the cell defined (closures, defaults, attributes)."""
+    code = getattr(value, "__code__", None)
+    if code is not None and code.co_filename == filename:
+        for cell in value.__closure__ or ():
+            try:
+                cell.cell_contents = plain(cell.cell_contents, depth=4, in_place=True)
+            except ValueError:  # an empty cell
+                continue
+        if value.__defaults__:
+            value.__defaults__ = plain(value.__defaults__, depth=4, in_place=True)
+        return
+    attributes = getattr(value, "__dict__", None)
+    if type(attributes) is dict and _defined_in(type(value), filename):
+        plain(attributes, depth=4, in_place=True)
+
+
+def _defined_in(cls: type, filename: str) -> bool:
+    return any(getattr(getattr(member, "__code__", None), "co_filename", None) == filename
+               for member in vars(cls).values())
 
 
 # ------------------------------------------------------------------------------------------
@@ -353,7 +387,7 @@ class Trace:
             name = f"<leapp-replay-{next(_COUNTER)}>"
             self._replay_code = (name, compile(self.source, name, "exec"))
         filename, code = self._replay_code
-        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        linecache.cache[filename] = (len(self.source), None, cell_lines(self.source, keepends=True), filename)
         try:
             exec(code, namespace)
         except Exception as exc:

@@ -205,3 +205,83 @@ def test_traced_array_outside_a_trace_is_plain_numpy():
     leaked = X.view(TracedArray)
     assert type(leaked * 2) is np.ndarray or isinstance(leaked * 2, np.ndarray)
     np.testing.assert_allclose(np.asarray(leaked[::-1]), X[::-1])
+
+
+def test_nothing_of_the_tracer_survives_the_trace():
+    cell = '''\
+from numpy import *
+import collections
+Pair = collections.namedtuple("Pair", "a b")
+y = x * 2
+pair = Pair(y, 1)
+def scaled(v, k=y):
+    return v * y + k
+class Box:
+    def __init__(self, v):
+        self.v = v
+box = Box(y)
+np.ones = my_ones
+'''
+    def my_ones(*args, **kwargs):
+        return "mine"
+
+    namespace = {"np": np, "x": np.arange(3.0), "my_ones": my_ones}
+    original_ones = np.ones
+    try:
+        ln.trace_cell(cell, namespace, inputs=["x"], outputs=["y"])
+        assert np.ones is my_ones  # the cell's own patch is kept
+        assert namespace["zeros"] is np.zeros and namespace["asarray"] is np.asarray  # star-imports restored
+        assert type(namespace["pair"].a) is np.ndarray and type(namespace["pair"]).__name__ == "Pair"
+        fn = namespace["scaled"]
+        assert type(fn.__defaults__[0]) is np.ndarray
+        assert all(type(c.cell_contents) is np.ndarray for c in fn.__closure__ or ()
+                   if isinstance(c.cell_contents, np.ndarray))
+        assert type(namespace["box"].v) is np.ndarray
+    finally:
+        np.ones = original_ones
+
+
+def test_hazard_code_follows_python_line_numbering():
+    source = ("x = annotate.input_tensors('n', {'x': a})\ny = x + 1  # a\x0cb\nz = y * 2  # c\u2028d\x85e\n"
+              "w = z[0]\nannotate.output_tensors('n', {'w': w})\n")
+    trace = ln.trace_cell(source, {"np": np, "a": np.ones(3)})
+    broken = next(h for h in trace.hazards if h.kind == "broken-chain")
+    assert (broken.line, broken.code) == (4, "w = z[0]")
+    model = trace._repr_mimebundle_()["application/vnd.leapp.trace+json"]
+    assert any(g.get("code") == "w = z[0]" for node in model["nodes"] for g in node["groups"])
+
+
+def test_other_threads_get_plain_numpy_and_a_thread_the_cell_starts_is_reported():
+    import threading
+
+    seen = []
+    stop = threading.Event()
+
+    def bystander():
+        while not stop.is_set():
+            seen.append(type(np.zeros(2)))
+
+    outside = threading.Thread(target=bystander)
+    outside.start()
+    cell = '''\
+import threading
+out = {}
+def work():
+    out["v"] = x * 3
+t = threading.Thread(target=work)
+t.start()
+t.join()
+y = out["v"] + x
+'''
+    try:
+        counts = set()
+        for _ in range(3):
+            trace = ln.trace_cell(cell, {"np": np, "x": np.arange(3.0)}, inputs=["x"], outputs=["y"])
+            counts.add(len(trace.nodes["node"].graph.graph.nodes))
+            (hazard,) = [h for h in trace.hazards if h.kind == "untraced-call"]
+            assert hazard.line == 4 and "thread" in hazard.message
+    finally:
+        stop.set()
+        outside.join()
+    assert seen and set(seen) == {np.ndarray}
+    assert len(counts) == 1  # the same graph every run

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import torch.fx
 
 from ..tracing.facts import NodeFacts, facts
+from ..tracing.provenance import cell_lines
 from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
 
 SCHEMA = "leapp-trace-graph/1"
@@ -37,7 +38,7 @@ def graph_model(trace: Any) -> dict[str, Any]:
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
     probe = _probe_model(getattr(trace, "last_probe", None))
-    lines = trace.source.splitlines()
+    lines = cell_lines(trace.source)
     nodes = [_node_model(index, node, hazards, probe, lines)
              for index, node in enumerate(trace.nodes.values())]
     severities = Counter(h["severity"] for h in hazards)

@@ -66,7 +66,7 @@ class TracedArray(np.ndarray):
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
-            return result
+            return result if sess is not None else _session.elsewhere(inputs, result, ufunc.__name__)
         builder = builder_of(inputs)
         if method == "__call__":
             row = ops.UFUNC_ROWS.get(ufunc)
@@ -121,7 +121,8 @@ class TracedArray(np.ndarray):
         plain_args = tuple(plain(v) for v in args)
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
-            return func(*plain_args, **plain_kwargs)
+            result = func(*plain_args, **plain_kwargs)
+            return result if sess is not None else _session.elsewhere(args, result, getattr(func, "__name__", ""))
         with sess.eager():
             result = func(*plain_args, **plain_kwargs)
         builder = builder_of(args) or builder_of(tuple(kwargs.values()))
@@ -155,7 +156,8 @@ class TracedArray(np.ndarray):
         if eager_fn is None:
             eager_fn = getattr(np.ndarray, mname)
         if sess is None or sess.suspended:
-            return eager_fn(plain_self, *plain_args, **plain_kwargs)
+            result = eager_fn(plain_self, *plain_args, **plain_kwargs)
+            return result if sess is not None else _session.elsewhere((self, *args), result, f"ndarray.{mname}")
         with sess.eager():
             result = eager_fn(plain_self, *plain_args, **plain_kwargs)
         builder = (self._lp.builder if self._lp is not None else None) or builder_of(args)
@@ -250,7 +252,8 @@ class TracedArray(np.ndarray):
         sess = _session.active()
         plain_key = plain(key)
         if sess is None or sess.suspended:
-            return self.view(np.ndarray)[plain_key]
+            result = self.view(np.ndarray)[plain_key]
+            return result if sess is not None else _session.elsewhere((self,), result, "indexing")
         return indexing.getitem(sess, self, key, plain_key)
 
     def __setitem__(self, key: Any, value: Any) -> None:

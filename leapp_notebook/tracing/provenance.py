@@ -21,6 +21,7 @@ The walkers here are the only code that looks into containers for traced values
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, Iterable, Iterator
 
@@ -117,6 +118,10 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
         if any(_needs_plain(v, in_place) for v in value):
             return kind(plain(v, depth=depth - 1, in_place=in_place) for v in value)
         return value
+    if in_place and isinstance(value, tuple) and hasattr(kind, "_make"):  # a named tuple
+        if any(_needs_plain(v, in_place) for v in value):
+            return kind._make(plain(v, depth=depth - 1, in_place=True) for v in value)
+        return value
     if kind is list:
         for i, item in enumerate(value):
             value[i] = plain(item, depth=depth - 1, in_place=True)
@@ -146,8 +151,19 @@ def root(array: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------
-# the cell line: the one frame walker
+# the cell line: the one frame walker, and the cell's lines as Python numbers them
 # ------------------------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def cell_lines(source: str, keepends: bool = False) -> list[str]:
+    """The cell's lines as Python numbers them: only ``\\n``, ``\\r\\n`` and ``\\r`` end a line
+    (``str.splitlines`` also splits at form feeds, U+2028 and NEL, which would shift every later line)."""
+    if not keepends:
+        lines = _LINE_BREAK.split(source)
+        return lines[:-1] if lines and lines[-1] == "" else lines
+    return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),

@@ -22,7 +22,7 @@ from . import leapp_defects, ops
 from .builder import NodeBuilder
 from .dtypes import dtype_name
 from .facts import KEY, facts
-from .provenance import Provenance, cell_site, fingerprint, iter_traced, plain, root
+from .provenance import Provenance, builder_of, cell_lines, cell_site, fingerprint, iter_traced, plain, root
 from .types import Node, TraceError
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Session:
 
     def __init__(self, source: str, filename: str, profile: str, array_type: "type[TracedArray]"):
         self.source = source
-        self.lines = source.splitlines()
+        self.lines = cell_lines(source)
         self.filename = filename
         self.profile = profile
         self.array_type = array_type
@@ -355,6 +355,28 @@ class Session:
             raise TraceError(f"node(s) {', '.join(repr(n) for n in open_nodes)} received inputs but no "
                              "annotate.output_tensors(...) call")
         return [builder.finish() for builder in self.builders.values()]
+
+
+def elsewhere(values: Any, result: Any, name: str) -> Any:
+    """An op on traced data outside the recording thread while a trace runs (a thread the cell started): it is
+    not recorded, so its result is marked lost (baked, with a hazard, wherever the cell uses it)."""
+    sess = ACTIVE
+    if sess is None:
+        return result
+    builder = builder_of(values)
+    if builder is None or builder.closed or builder.session is not sess:
+        return result
+    line, location, _ = cell_site(sess.filename, 2)
+    reason = f"computed by {name} in another thread at line {line}"
+    builder.hazard("untraced-call", line, f"traced data is used in a thread the cell started ({name}): the tracer "
+                   "records only the cell's own thread, so the result is baked wherever it is used.", [],
+                   name=name, location=location,
+                   fix="compute it in the cell's own thread, or split the node around the threaded step")
+    if isinstance(result, np.ndarray):
+        lost = result.view(sess.array_type)
+        lost._lp = Provenance.lost_in(builder, reason, line)
+        return lost
+    return result
 
 
 def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:

@@ -454,12 +454,19 @@ def install() -> None:
     torch.nn.Module.__call__ = _module_call
 
 
-def uninstall() -> None:
-    if "from_numpy" in _ORIGINAL:
-        torch.from_numpy = _ORIGINAL.pop("from_numpy")
-    for name in _CONVERTED:
+def uninstall() -> dict[int, Any]:
+    """Undo :func:`install` (leaving alone anything the cell patched itself); {id(wrapper): original}."""
+    restored: dict[int, Any] = {}
+    for name in ("from_numpy", *_CONVERTED):
         if name in _ORIGINAL:
-            setattr(torch, name, _ORIGINAL.pop(name))
+            original = _ORIGINAL.pop(name)
+            wrapper = getattr(torch, name)
+            if wrapper is _from_numpy or getattr(wrapper, "__wrapped__", None) is original:
+                setattr(torch, name, original)
+                restored[id(wrapper)] = original
     if "Module.__call__" in _ORIGINAL:
-        torch.nn.Module.__call__ = _ORIGINAL.pop("Module.__call__")
+        original = _ORIGINAL.pop("Module.__call__")
+        if torch.nn.Module.__call__ is _module_call:
+            torch.nn.Module.__call__ = original
+    return restored
 
