@@ -671,15 +671,14 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
             code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
             mismatch = check.first_mismatch
             what = "it disagrees" if mismatch is None else f"{mismatch.describe()} (probe {mismatch.probe})"
+            consts = ", ".join(c.node for c in unnamed)
             if unnamed:
-                what += f"; it depends on {', '.join(c.node for c in unnamed)}, which the trace holds fixed"
-            message = (f"the probe found output '{check.output}' of node '{node.name}' differs from NumPy "
-                       f"on fresh inputs: {what}.")
+                what += f"; it depends on {consts}, which the trace holds fixed"
             graph_nodes = [c.node for c in unnamed] or _producer(node.graph.graph, index)
             table = tables.setdefault(node.name, {})
-            hazard, new = hz.add(table, "semantic-mismatch", line, message, graph_nodes, node=node.name,
-                                 profile=trace.profile, code=code, name=f"output '{check.output}'",
-                                 severity="error")
+            hazard, new = hz.add(table, "probe-differs-baked" if unnamed else "probe-differs", line, graph_nodes,
+                                 node=node.name, profile=trace.profile, code=code, name=f"output '{check.output}'",
+                                 severity="error", output=check.output, what=what, consts=consts, source_line=line)
             if new:  # one hazard per line and node, naming every output it breaks
                 node.hazards.append(hazard)
                 added.append(hazard)

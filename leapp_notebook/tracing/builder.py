@@ -171,14 +171,16 @@ class NodeBuilder:
         return target
 
     # -------------------------------------------------------------- hazards
-    def hazard(self, kind: str, line: int | None, message: str, graph_nodes: list[str], *,
-               name: str = "", location: str | None = None, severity: str | None = None,
-               pending_reach: bool = False, recorded_by_full: bool = False, fix: str | None = None) -> Hazard:
+    def report(self, cause: str, line: int | None, graph_nodes: list[str], *, name: str = "",
+               location: str | None = None, severity: str | None = None, pending_reach: bool = False,
+               recorded_by_full: bool = False, fix: str | None = None, **fields: Any) -> Hazard:
+        """Report a hazard of ``cause`` (tracing/hazards.py ``CAUSES``) at cell ``line``; ``pending_reach``: an
+        error only if its graph nodes reach an output (settled when the node closes)."""
         sess = self.session
-        hazard, new = hz.add(self.hazards, kind, line, message, graph_nodes, node=self.name, profile=sess.profile,
+        hazard, new = hz.add(self.hazards, cause, line, graph_nodes, node=self.name, profile=sess.profile,
                              code=sess.line_text(line), name=name, location=location, severity=severity, fix=fix,
-                             recorded_by_full=recorded_by_full)
-        key = (kind, line)
+                             recorded_by_full=recorded_by_full, **fields)
+        key = (hazard.kind, line)
         if new and pending_reach:
             self.pending_reach.add(key)
         elif severity == "error":
@@ -207,20 +209,15 @@ class NodeBuilder:
                 # LEAPP 0.7.2's output_tensors refuses an output that is a view of exactly a declared
                 # input's memory (x.T of a 1-D x, x[:], x.reshape(x.shape)): reported at the view's line.
                 view_line = facts(node).line or out_line
-                self.hazard("semantic-mismatch", view_line,
-                            f"output '{out_name}' ({facts(node).numpy} of input '{alias}') is recorded "
-                            f"correctly here, but LEAPP 0.7.2 records it wrongly: {leapp_defects.ALIAS.what}.",
-                            [node.name], name=f"output '{out_name}'", location=location,
-                            severity="error" if sess.profile == "leapp" else "warning", fix=leapp_defects.ALIAS.fix)
+                self.report("output-aliases-input", view_line, [node.name], name=f"output '{out_name}'",
+                            location=location, severity="error" if sess.profile == "leapp" else "warning",
+                            fix=leapp_defects.ALIAS.fix, output=out_name, call=facts(node).numpy, input=alias,
+                            what=leapp_defects.ALIAS.what)
             if not traced_here or not depends_on_inputs(node):
                 # With inputs=/outputs= the outputs are read after the cell ends (no cell line): report at
                 # the line that produced the value.
-                self.hazard("untraced-output", out_line,
-                            f"output '{out_name}' of node '{self.name}' is not computed from the node's inputs "
-                            f"by traced operations ({type(value).__name__}); LEAPP raises "
-                            f"\"output_tensors() for node '{self.name}' received non-traced tensors\" for a plain "
-                            "value, and exports a constant otherwise.",
-                            [node.name], location=location)
+                self.report("untraced-output", out_line, [node.name], location=location, output=out_name,
+                            type=type(value).__name__)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), dtype_name(eager.dtype), kind))
             self.output_nodes.append(node)
             self.sample_outputs[out_name] = eager
@@ -275,9 +272,8 @@ class DtypePass(torch.fx.Interpreter):
         try:
             value = super().run_node(n)
         except Exception as exc:  # a lookup row emitted something torch rejects: report, do not crash
-            self.builder.hazard("semantic-mismatch", info.line,
-                                f"the torch op recorded for {info.numpy or n.name} fails on the trace "
-                                f"inputs: {type(exc).__name__}: {exc}", [n.name])
+            self.builder.report("op-fails", info.line, [n.name], call=info.numpy or n.name,
+                                error=f"{type(exc).__name__}: {exc}")
             raise _StopPass() from exc
         if isinstance(value, torch.Tensor):
             if info.dtype is not None and n.op != "placeholder":
@@ -290,9 +286,8 @@ class DtypePass(torch.fx.Interpreter):
                     info = update(n, dtype=dtype_name(value.dtype))
                     value = value.to(want_torch)
             if info.shape is not None and tuple(value.shape) != tuple(info.shape):
-                self.builder.hazard("semantic-mismatch", info.line,
-                                    f"{info.numpy or n.name}: the graph computes shape "
-                                    f"{tuple(value.shape)} where the eager code gives {tuple(info.shape)}", [n.name])
+                self.builder.report("shape-differs", info.line, [n.name], call=info.numpy or n.name,
+                                    got=tuple(value.shape), want=tuple(info.shape))
             update(n, graph_shape=tuple(value.shape), graph_dtype=str(value.dtype).replace("torch.", ""))
         return value
 

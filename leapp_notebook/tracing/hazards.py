@@ -10,6 +10,7 @@ first (its graph nodes, its message, the stronger severity).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .types import Hazard
 
@@ -37,6 +38,124 @@ CATALOGUE: dict[str, HazardKind] = {
         HazardKind("nondeterministic", "Random op inside a node", "error", "error"),
     ]
 }
+
+@dataclass(frozen=True)
+class Cause:
+    """One way a hazard of ``kind`` arises: its message template (``str.format`` fields named by the producer)
+    and, where the kind's fix does not fit, its own fix template."""
+
+    kind: str
+    message: str
+    fix: str | None = None
+
+
+_BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
+
+# Every message the engine, the probe and the LEAPP-defects check report, by cause.
+CAUSES: dict[str, Cause] = {
+    # untraced-call: a value computed outside the graph is baked
+    "tainted-plain": Cause("untraced-call", "a plain array that received traced data ({origin}) is used here: "
+                           "it is baked as constant {const}."),
+    "stale-view": Cause("untraced-call", "{target} shares memory with a value written in place after it was "
+                        "taken (a view, or the base of a written view): the eager value changed, the recorded one "
+                        "did not, so its trace-time value is baked as constant {const}.",
+                        "take the view after the write, or copy before writing (x = x.copy(), t = t.clone())"),
+    "other-node": Cause("untraced-call", "a value traced in node '{producer}', used in node '{node}' without "
+                        "input_tensors: it is baked as constant {const}."),
+    "lost-used": Cause("untraced-call", "an array {origin} is used: it is baked as constant {const}{at}."),
+    "hidden-write": Cause("untraced-call", "an array written by code the tracer cannot see (compiled code?) is used "
+                          "here; its contents may depend on traced data and are baked as constant {const}."),
+    "not-in-lookup": Cause("untraced-call", "{why}{where}: " + _BAKED),
+    "not-in-lookup-many": Cause("untraced-call", "{why}{where}: its results are computed once, from the "
+                                "trace-time inputs, and baked into the graph as constants {const}."),
+    "not-in-lookup-in-place": Cause("untraced-call", "{why}{where}: it modifies its array arguments in place, which "
+                                    "the tracer does not record; each modified array is baked as a constant "
+                                    "wherever it is used."),
+    "python-value": Cause("untraced-call", "{why}{where}: it returns a Python value ({value}) fixed at trace time; "
+                          "whatever uses it is frozen in the graph."),
+    "leapp-does-not-record": Cause("untraced-call", "{name} is recorded here, but LEAPP 0.7.2's lookup does not "
+                                   "record it: exported with LEAPP, its result would be baked as a constant."),
+    "out-into-plain": Cause("untraced-call", "{name} writes traced data into a plain array through out=; the tracer "
+                            "cannot follow it, so that array is baked wherever it is used."),
+    "in-place-method": Cause("untraced-call", "{name} modifies a traced array in place, which the tracer does not "
+                             "record: the array is baked as a constant wherever it is used."),
+    "write-into-untraced": Cause("untraced-call", "traced data is written into an untraced array ({target} = ...): "
+                                 "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
+                                 "wherever it is used (it logs nothing)."),
+    "other-thread": Cause("untraced-call", "traced data is used in a thread the cell started ({name}): the tracer "
+                          "records only the cell's own thread, so the result is baked wherever it is used.",
+                          "compute it in the cell's own thread, or split the node around the threaded step"),
+    "input-written": Cause("untraced-call", "node input '{input}' is written in place: the eager cell changes the "
+                           "caller's tensor, the exported graph does not, and any view of it taken before is baked.",
+                           "copy the input before writing ({input} = {input}.clone())"),
+    "torch-unrecordable": Cause("untraced-call", "{name} cannot be recorded: " + _BAKED),
+    "numpy-on-tensor": Cause("untraced-call", "a NumPy function applied to a torch tensor is not recorded: NumPy "
+                             "converts the tensor and wraps its result back; " + _BAKED,
+                             "convert explicitly before the NumPy call (t.numpy(), which keeps the chain), or call "
+                             "the torch function (torch.tanh(t) for np.tanh(t))"),
+    # broken-chain: a value leaves the graph as a NumPy scalar
+    "scalar-result-baked": Cause("broken-chain", "{name} on 0-d traced values returns a NumPy scalar ({type}), "
+                                 "which LEAPP 0.7.2 does not trace (it logs nothing): its trace-time value is baked "
+                                 "as constant {const}."),
+    "scalar-result-kept": Cause("broken-chain", "{name} on 0-d traced values returns a NumPy scalar ({type}), which "
+                                "LEAPP 0.7.2 does not trace (it logs nothing); recorded here as a 0-d tensor."),
+    "scalar-key-baked": Cause("broken-chain", "{what} a NumPy scalar ({type}), which is not traced: its "
+                              "trace-time value is baked as constant {const}."),
+    "scalar-key-kept": Cause("broken-chain", "{what} a NumPy scalar; recorded here as a 0-d tensor. LEAPP 0.7.2 "
+                             "stops tracing there and bakes the value."),
+    "flat": Cause("broken-chain", "{what}, which are not traced: whatever is computed from them is baked into the "
+                  "graph."),
+    # reversed-slice
+    "reversed-with-index-arrays": Cause("reversed-slice", "{expr} mixes a reversed slice with index arrays, which "
+                                        "the tracer cannot record; its trace-time value is baked as constant "
+                                        "{const}."),
+    "reversed-flipped": Cause("reversed-slice", "{expr} has a negative step; recorded here as a slice followed by "
+                              "torch.flip. LEAPP 0.7.2 records the slice unreversed (torch has no negative "
+                              "strides), so its export would return the elements in the wrong order."),
+    "reversed-unreversed": Cause("reversed-slice", "{expr} reverses the eager value, but the recorded graph slices "
+                                 "without reversing (torch has no negative strides): the export returns these "
+                                 "elements in the original order."),
+    # numpy-scalar
+    "numpy-scalar-operand": Cause("numpy-scalar", "a NumPy scalar ({scalar}) is an operand of {call}. LEAPP's "
+                                  "documentation says NumPy scalar operands raise NotImplementedError while "
+                                  "tracing; LEAPP 0.7.2 as measured records them, but torch treats them as weakly "
+                                  "typed, so with a wider scalar (np.float64 on float32 data) the exported dtype "
+                                  "differs from NumPy's{recorded}"),
+    # values leaving the graph through Python
+    "extracted": Cause("value-extraction", "a Python value is extracted from traced data ({what}): it is fixed at "
+                       "its trace-time value and whatever uses it is frozen in the graph."),
+    "branch": Cause("data-dependent-branch", "the truth value of traced data decides control flow here ({what}): "
+                    "the graph holds only the branch taken during tracing{note}"),
+    "untraced-output": Cause("untraced-output", "output '{output}' of node '{node}' is not computed from the node's "
+                             "inputs by traced operations ({type}); LEAPP raises \"output_tensors() for node "
+                             "'{node}' received non-traced tensors\" for a plain value, and exports a constant "
+                             "otherwise."),
+    # semantic-mismatch: the graph (or LEAPP's) disagrees with the eager code
+    "leapp-records-wrongly": Cause("semantic-mismatch", "{name} is recorded correctly here, but LEAPP 0.7.2 records "
+                                   "it wrongly: {what}."),
+    "leapp-check-failed": Cause("semantic-mismatch", "whether LEAPP 0.7.2 records {name} correctly here could not be "
+                                "checked ({error}); our graph records it faithfully.",
+                                "compare this call with LEAPP itself (benchmarks/leapp_comparison.py)"),
+    "output-aliases-input": Cause("semantic-mismatch", "output '{output}' ({call} of input '{input}') is recorded "
+                                  "correctly here, but LEAPP 0.7.2 records it wrongly: {what}."),
+    "op-fails": Cause("semantic-mismatch", "the torch op recorded for {call} fails on the trace inputs: {error}"),
+    "shape-differs": Cause("semantic-mismatch", "{call}: the graph computes shape {got} where the eager code gives "
+                           "{want}"),
+    "probe-differs": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs from "
+                           "the eager cell on fresh inputs: {what}."),
+    "probe-differs-baked": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs "
+                                 "from the eager cell on fresh inputs: {what}.",
+                                 "the output depends on {consts}, which the trace holds fixed at its trace-time "
+                                 "value (line {source_line}): compute it with traced operations there, or split "
+                                 "the node at that line"),
+    # torch-side
+    "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
+                      "{verb} differently in training (random dropout masks, batch statistics): the graph differs "
+                      "from the deployed model and from run to run."),
+    "random": Cause("nondeterministic", "{call} draws random values inside node '{node}': the graph cannot match "
+                    "the eager cell on any run, and the exported node is not deterministic."),
+}
+
 
 # Rewrites in traced operations for calls LEAPP 0.7.2 does not record.
 REWRITES: dict[str, str] = {
@@ -118,15 +237,21 @@ def fix_for(kind: str, *, line: int | None, code: str, name: str = "", profile: 
     raise KeyError(kind)
 
 
-def add(table: dict[tuple[str, int | None], Hazard], kind: str, line: int | None, message: str,
-        graph_nodes: list[str], *, node: str, profile: str, code: str, name: str = "",
-        location: str | None = None, severity: str | None = None, fix: str | None = None,
-        recorded_by_full: bool = False) -> tuple[Hazard, bool]:
-    """Report a hazard into ``table`` (one node's hazards by (kind, line)); returns it and whether it is new.
+def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | None, graph_nodes: list[str], *,
+        node: str, profile: str, code: str, name: str = "", location: str | None = None,
+        severity: str | None = None, fix: str | None = None, recorded_by_full: bool = False,
+        **fields: Any) -> tuple[Hazard, bool]:
+    """Report a hazard of ``cause`` (a key of :data:`CAUSES`) into ``table`` (one node's hazards by kind and line);
+    ``fields`` fill the cause's templates. Returns the hazard and whether it is new.
 
     A second report of the same kind on the same line merges into the first: its graph nodes are added,
     its message appended when it names something new (``name``), an ``error`` severity wins.
     """
+    entry = CAUSES[cause]
+    kind = entry.kind
+    message = entry.message.format(name=name, node=node, **fields)
+    if fix is None and entry.fix is not None:
+        fix = entry.fix.format(name=name, node=node, **fields)
     key = (kind, line)
     existing = table.get(key)
     if existing is not None:

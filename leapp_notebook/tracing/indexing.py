@@ -44,40 +44,32 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         node = builder.const(np.asarray(eager), baked=True,
                              origin=f"x{text} at line {line}: a NumPy scalar, no longer traced",
                              line=line, source_nodes=[source.name], helper=helper)
-        what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
-        builder.hazard("broken-chain", line,
-                       f"{what} a NumPy scalar ({type(eager).__name__}), which is not traced: its trace-time "
-                       f"value is baked as constant {node.name}.", [node.name], location=location)
+        what = "iterating over a 1-D traced array yields" if iterating else \
+            f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
+        builder.report("scalar-key-baked", line, [node.name], location=location, what=what,
+                       type=type(eager).__name__, const=node.name)
         return sess.wrap(builder, eager, node)
     graph_key, reversed_dims, advanced = _graph_key(sess, builder, array, key_tuple, line, helper)
     if reversed_dims and advanced:
         node = builder.const(np.asarray(eager), baked=True, origin=f"x{text} at line {line}", line=line,
                              source_nodes=[source.name], helper=helper)
-        builder.hazard("reversed-slice", line,
-                       f"x{text} mixes a reversed slice with index arrays, which the tracer cannot record; "
-                       f"its trace-time value is baked as constant {node.name}.", [node.name],
-                       location=location, severity="error")
+        builder.report("reversed-with-index-arrays", line, [node.name], location=location, severity="error",
+                       expr=f"{sess.name_of(array) or 'x'}{text}", const=node.name)
         return sess.wrap(builder, eager, node)
     node = emit("call_function", operator.getitem,
                 (source, graph_key if len(graph_key) != 1 else graph_key[0]))
     if reversed_dims:
         if sess.profile == "full":
             node = emit("call_function", torch.flip, (node, tuple(reversed_dims)))
-            builder.hazard("reversed-slice", line,
-                           f"x{text} has a negative step; recorded here as a slice followed by torch.flip. "
-                           "LEAPP 0.7.2 records the slice unreversed (torch has no negative strides), so "
-                           "its export would return the elements in the wrong order.", [node.name],
-                           location=location)
+            builder.report("reversed-flipped", line, [node.name], location=location,
+                           expr=f"{sess.name_of(array) or 'x'}{text}")
         else:
-            builder.hazard("reversed-slice", line,
-                           f"x{text} reverses the eager value, but the recorded graph slices without "
-                           "reversing (torch has no negative strides): the export returns these elements in "
-                           "the original order.", [node.name], location=location)
+            builder.report("reversed-unreversed", line, [node.name], location=location,
+                           expr=f"{sess.name_of(array) or 'x'}{text}")
     if scalar_result:
-        what = "iterating over a 1-D traced array yields" if iterating else f"x{text} removes every axis and gives"
-        builder.hazard("broken-chain", line,
-                       f"{what} a NumPy scalar; recorded here as a 0-d tensor. LEAPP 0.7.2 stops tracing "
-                       "there and bakes the value.", [node.name], location=location)
+        what = "iterating over a 1-D traced array yields" if iterating else \
+            f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
+        builder.report("scalar-key-kept", line, [node.name], location=location, what=what)
     traced = sess.wrap(builder, eager, node)
     if not reversed_dims and not advanced:
         update(node, view=True)  # basic indexing: NumPy's value is a view of the source, same layout
@@ -185,10 +177,8 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
         sess.bump(eager)
         if not traced or prov.lost is None:
             array._lp = Provenance.lost_in(builder, f"untraced array that received traced data at line {line}", line)
-            builder.hazard("untraced-call", line,
-                           f"traced data is written into an untraced array (x{_key_text(key_tuple)} = ...): "
-                           "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
-                           "wherever it is used (it logs nothing).", [], location=location)
+            builder.report("write-into-untraced", line, [], location=location,
+                           target=f"{sess.name_of(array) or 'x'}{_key_text(key_tuple)}")
         return
     if _writes_back(sess, array, eager, key, value):
         # `z[1:3] *= 2`: Python writes the modified view back; the only write since z got its node is

@@ -139,9 +139,8 @@ class Session:
             taint = self.tainted.get(id(value))
             if taint is not None and taint[0]() is value:
                 node = builder.const(value, baked=True, origin=taint[1], line=line, helper=helper)
-                builder.hazard("untraced-call", line, f"a plain array that received traced data ({taint[1]}) "
-                               f"is used here: it is baked as constant {node.name}.", [node.name],
-                               pending_reach=True)
+                builder.report("tainted-plain", line, [node.name], pending_reach=True, origin=taint[1],
+                               const=node.name)
                 return node
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)
         if isinstance(value, np.generic):
@@ -160,34 +159,27 @@ class Session:
                 return prov.node
             node = builder.const(eager, baked=True, origin="view of an array written through another view",
                                  line=line, source_nodes=[prov.node.name], helper=helper)
-            builder.hazard("untraced-call", line,
-                           "this value shares memory with one written in place after it was taken "
-                           "(a view, or the base of a written view): the eager value changed, the recorded one "
-                           f"did not, so its trace-time value is baked as constant {node.name}.", [node.name],
-                           pending_reach=True,
-                           fix="take the view after the write, or copy before writing (x = x.copy(), t = t.clone())")
+            builder.report("stale-view", line, [node.name], pending_reach=True, const=node.name,
+                           target=self.name_of(value) or "this value")
             return node
         if prov.builder is not None and prov.node is not None:
             origin = f"value traced in node '{prov.builder.name}', used in node '{builder.name}' without " \
                      "input_tensors"
             node = builder.const(eager, baked=True, origin=origin, line=line, helper=helper)
-            builder.hazard("untraced-call", line, f"a {origin}: it is baked as constant {node.name}.",
-                           [node.name], pending_reach=True)
+            builder.report("other-node", line, [node.name], pending_reach=True, producer=prov.builder.name,
+                           const=node.name)
             return node
         if prov.lost is not None:
             lost_line = prov.line if prov.line is not None else line
             node = builder.const(eager, baked=True, origin=prov.lost, line=lost_line, helper=helper)
-            builder.hazard("untraced-call", lost_line, f"an array {prov.lost} is used: it is baked as "
-                           f"constant {node.name}" + (f" (at line {line})." if line != lost_line else "."),
-                           [node.name], pending_reach=True)
+            builder.report("lost-used", lost_line, [node.name], pending_reach=True, origin=prov.lost,
+                           const=node.name, at=f" (at line {line})" if line != lost_line else "")
             return node
         if prov.fingerprint is not None and not is_tensor and fingerprint(eager) != prov.fingerprint:
             origin = "array written by code the tracer cannot see (compiled code?)"
             line = prov.line if prov.line is not None else line
             node = builder.const(eager, baked=True, origin=origin, line=line, helper=helper)
-            builder.hazard("untraced-call", line, f"an {origin} is used here; its contents may depend on "
-                           f"traced data and are baked as constant {node.name}.", [node.name],
-                           pending_reach=True)
+            builder.report("hidden-write", line, [node.name], pending_reach=True, const=node.name)
             return node
         return builder.const(eager, baked=False, origin=None, line=line, helper=helper)
 
@@ -201,8 +193,7 @@ class Session:
         reason = ""
         recorded = row is not None and (self.profile == "full" or row.leapp)
         if recorded and extra is not None and "call" in extra and isinstance(result, np.generic):
-            scalar_text = (f"{name} on 0-d traced values returns a NumPy scalar ({type(result).__name__}), "
-                           "which LEAPP 0.7.2 does not trace (it logs nothing)")
+            scalar_result = True
             if self.profile == "leapp":
                 traced = list(iter_traced(params.values(), builder))
                 sources = [v._lp.node.name for v in traced]
@@ -211,11 +202,11 @@ class Session:
                 # Scalars that are already baked constants (an element from iteration, say) broke the chain
                 # where they were made; that hazard covers everything computed from them.
                 if not all(facts(v._lp.node).const == "baked" for v in traced):
-                    builder.hazard("broken-chain", line, f"{scalar_text}: its trace-time value is baked as "
-                                   f"constant {node.name}.", [node.name], name=name, location=location)
+                    builder.report("scalar-result-baked", line, [node.name], name=name, location=location,
+                                   type=type(result).__name__, const=node.name)
                 return self.wrap(builder, result, node)
         else:
-            scalar_text = None
+            scalar_result = False
         nodes: Any = None
         if recorded:
             ctx = ops.BuildContext(params, eager_params, result, extra or {}, session=self, builder=builder,
@@ -227,9 +218,9 @@ class Session:
                 reason = f" with these arguments ({exc})"
         if not recorded:
             return self.untraced(builder, row, name, params, result, line, location, helper, reason)
-        if scalar_text is not None and isinstance(nodes, torch.fx.Node):
-            builder.hazard("broken-chain", line, f"{scalar_text}; recorded here as a 0-d tensor.", [nodes.name],
-                           name=name, location=location)
+        if scalar_result and isinstance(nodes, torch.fx.Node):
+            builder.report("scalar-result-kept", line, [nodes.name], name=name, location=location,
+                           type=type(result).__name__)
         if row.leapp:
             # A call LEAPP's own lookup records wrongly (tracing/leapp_defects.py: one dict lookup by name,
             # predicates only for names with defects): our graph is right, LEAPP's export would not be.
@@ -237,25 +228,18 @@ class Session:
                 finding = leapp_defects.find(name, eager_params, result)
             except Exception as exc:  # noqa: BLE001 - a catalogue defect must not stop the user's trace
                 finding = None
-                builder.hazard("semantic-mismatch", line,
-                               f"whether LEAPP 0.7.2 records {name} correctly here could not be checked "
-                               f"({type(exc).__name__}: {exc}); our graph records it faithfully.", [],
-                               name=name, location=location, severity="warning",
-                               fix="compare this call with LEAPP itself (benchmarks/leapp_comparison.py)")
+                builder.report("leapp-check-failed", line, [], name=name, location=location, severity="warning",
+                               error=f"{type(exc).__name__}: {exc}")
             if finding is not None:
                 last = nodes[-1] if isinstance(nodes, list) else nodes
-                builder.hazard("semantic-mismatch", line,
-                               f"{name} is recorded correctly here, but LEAPP 0.7.2 records it wrongly: "
-                               f"{finding.message}.",
-                               [last.name] if isinstance(last, torch.fx.Node) else [], name=name, location=location,
-                               severity="error" if self.profile == "leapp" else "warning", fix=finding.fix)
+                builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, torch.fx.Node) else [],
+                               name=name, location=location,
+                               severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
+                               what=finding.message)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
-            builder.hazard("untraced-call", line,
-                           f"{name} is recorded here, but LEAPP 0.7.2's lookup does not record it: exported with "
-                           "LEAPP, its result would be baked as a constant.",
-                           [last.name] if isinstance(last, torch.fx.Node) else [], name=name, location=location,
-                           severity="warning")
+            builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, torch.fx.Node) else [],
+                           name=name, location=location, severity="warning")
         return self.wrap(builder, result, nodes)
 
     def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
@@ -298,10 +282,9 @@ class Session:
                                      source_nodes=sources, helper=helper)
                 parts.append(node.name)
                 wrapped.append(self.wrap(builder, item, node))
-            builder.hazard("untraced-call", line, f"{why}{where}: its results are computed once, from the "
-                           f"trace-time inputs, and baked into the graph as constants {', '.join(parts)}.",
-                           parts, name=name, location=location, pending_reach=True,
-                           recorded_by_full=in_full and self.profile == "leapp")
+            builder.report("not-in-lookup-many", line, parts, name=name, location=location, pending_reach=True,
+                           recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
+                           const=", ".join(parts))
             return type(result)(wrapped)
         if isinstance(result, (np.ndarray, np.generic)):
             array = np.asarray(plain(result, depth=0))
@@ -309,34 +292,28 @@ class Session:
                 return plain(result, depth=0)
             node = builder.const(array, baked=True, origin=f"{name} at line {line}", line=line,
                                  source_nodes=sources, helper=helper)
-            builder.hazard("untraced-call", line, f"{why}{where}: its result is computed once, from the trace-time "
-                           f"inputs, and baked into the graph as constant {node.name}.",
-                           [node.name], name=name, location=location, pending_reach=True,
-                           recorded_by_full=in_full and self.profile == "leapp")
+            builder.report("not-in-lookup", line, [node.name], name=name, location=location, pending_reach=True,
+                           recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
+                           const=node.name)
             return self.wrap(builder, result, node)
         if result is None:
             for value in iter_traced(params.values()):
                 modified_in_place(value, name, line=line, report=False)
-            builder.hazard("untraced-call", line, f"{why}{where}: it modifies its array arguments in place, which "
-                           "the tracer does not record; each modified array is baked as a constant wherever it is "
-                           "used.", sources, name=name, location=location)
+            builder.report("not-in-lookup-in-place", line, sources, name=name, location=location, why=why,
+                           where=where)
             return result
-        builder.hazard("untraced-call", line, f"{why}{where}: it returns a Python value ({_short(result)}) fixed "
-                       "at trace time; whatever uses it is frozen in the graph.", sources, name=name,
-                       location=location, recorded_by_full=in_full and self.profile == "leapp")
+        builder.report("python-value", line, sources, name=name, location=location,
+                       recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
+                       value=_short(result))
         return result
 
     def _check_numpy_scalars(self, builder: NodeBuilder, params: dict[str, Any], line: int | None,
                              location: str | None, name: str) -> None:
         for value in params.values():
             if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-                builder.hazard("numpy-scalar", line,
-                               f"a NumPy scalar ({type(value).__name__}({value!r})) is an operand of {name}. LEAPP's "
-                               "documentation says NumPy scalar operands raise NotImplementedError while tracing; "
-                               "LEAPP 0.7.2 as measured records them, but torch treats them as weakly typed, so "
-                               "with a wider scalar (np.float64 on float32 data) the exported dtype differs from "
-                               "NumPy's" + (". Recorded here with NumPy's dtype." if self.profile == "full" else "."),
-                               [], location=location)
+                builder.report("numpy-scalar-operand", line, [], location=location,
+                               scalar=f"{type(value).__name__}({value!r})", call=name,
+                               recorded=". Recorded here with NumPy's dtype." if self.profile == "full" else ".")
                 return
 
     def written_into_plain(self, builder: NodeBuilder, target: Any, name: str) -> None:
@@ -344,9 +321,7 @@ class Session:
         line, location, _ = self.where()
         origin = f"written by {name}(..., out=...) at line {line}"
         self.tainted[id(target)] = (weakref.ref(target), origin)
-        builder.hazard("untraced-call", line, f"{name} writes traced data into a plain array through out=; "
-                       "the tracer cannot follow it, so that array is baked wherever it is used.", [],
-                       name=name, location=location, pending_reach=False)
+        builder.report("out-into-plain", line, [], name=name, location=location)
 
     # -------------------------------------------------------------- finishing
     def finish(self) -> list[Node]:
@@ -368,10 +343,7 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
         return result
     line, location, _ = cell_site(sess.filename, 2)
     reason = f"computed by {name} in another thread at line {line}"
-    builder.hazard("untraced-call", line, f"traced data is used in a thread the cell started ({name}): the tracer "
-                   "records only the cell's own thread, so the result is baked wherever it is used.", [],
-                   name=name, location=location,
-                   fix="compute it in the cell's own thread, or split the node around the threaded step")
+    builder.report("other-thread", line, [], name=name, location=location)
     if isinstance(result, np.ndarray):
         lost = result.view(sess.array_type)
         lost._lp = Provenance.lost_in(builder, reason, line)
@@ -389,16 +361,9 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> 
     builder = prov.builder
     line, location, _ = sess.where()
     nodes = [prov.node.name] if prov.node is not None else []
-    if kind == "data-dependent-branch":
-        message = (f"the truth value of traced data decides control flow here ({what}): the graph holds only "
-                   "the branch taken during tracing" + (" (LEAPP logs an error for this)." if sess.profile == "leapp"
-                                                        else "."))
-    elif kind == "broken-chain":
-        message = f"{what}, which are not traced: whatever is computed from them is baked into the graph."
-    else:
-        message = (f"a Python value is extracted from traced data ({what}): it is fixed at its trace-time value "
-                   "and whatever uses it is frozen in the graph.")
-    builder.hazard(kind, line, message, nodes, location=location, severity=severity)
+    cause = {"data-dependent-branch": "branch", "broken-chain": "flat"}.get(kind, "extracted")
+    builder.report(cause, line, nodes, location=location, severity=severity, what=what,
+                   note=" (LEAPP logs an error for this)." if sess.profile == "leapp" else ".")
 
 
 def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True) -> None:
@@ -418,8 +383,7 @@ def modified_in_place(array: Any, name: str, *, line: int | None = None, report:
     builder = prov.builder
     array._lp = Provenance.lost_in(builder, f"modified in place by {name} at line {line}", line)
     if report:
-        builder.hazard("untraced-call", line, f"{name} modifies a traced array in place, which the tracer does "
-                         "not record: the array is baked as a constant wherever it is used.", [], name=name)
+        builder.report("in-place-method", line, [], name=name)
 
 
 def rebind_in_place(array: Any, result: Any) -> None:

@@ -111,10 +111,7 @@ def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwarg
     if (name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs))) and sess.open_builder():
         builder = sess.open_builder()
         line, location, _ = sess.where()
-        builder.hazard("nondeterministic", line,
-                       f"{display(func)} draws random values inside node '{builder.name}': the graph cannot match "
-                       "the eager cell on any run, and the exported node is not deterministic.", [], name=name,
-                       location=location)
+        builder.report("random", line, [], name=name, location=location, call=display(func))
     return result
 
 
@@ -168,9 +165,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         value = func(*args, **kwargs)
         sources = [v._lp.node.name for v in iter_traced(args, builder)]
         if name == "__array_wrap__":  # np.tanh(t): NumPy converted the tensor and wraps its result back
-            return _unrecorded(sess, builder, "a NumPy function applied to a torch tensor", value, line, location,
-                               helper, sources, fix="convert explicitly before the NumPy call (t.numpy(), which "
-                               "keeps the chain), or call the torch function (torch.tanh(t))")
+            return _unrecorded(sess, builder, "Tensor.__array_wrap__", value, line, location, helper, sources,
+                               cause="numpy-on-tensor")
         return _unrecorded(sess, builder, display(func), value, line, location, helper, sources)
     if name == "__setitem__":
         return _setitem(sess, builder, args, line, location, helper)
@@ -182,10 +178,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if in_place and getattr(target, "_lp", None) is None:
         before = target.detach().clone()  # an untraced tensor receiving traced data: its old value is a constant
     if name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs)):
-        builder.hazard("nondeterministic", line,
-                       f"{display(func)} draws random values inside node '{builder.name}': the graph cannot match "
-                       "the eager cell on any run, and the exported node is not deterministic.", [], name=name,
-                       location=location)
+        builder.report("random", line, [], name=name, location=location, call=display(func))
     # graph values first: an in-place op bumps its tensor's version, which would make it look stale
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
     if before is not None:
@@ -247,12 +240,8 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
     """An in-place op: ``target`` now holds the recorded value; a write into a node input is reported."""
     prov = getattr(target, "_lp", None)
     if prov is not None and prov.node is not None and prov.node.op == "placeholder":
-        builder.hazard("untraced-call", line,
-                       f"node input '{prov.node.name}' is written in place: the eager cell changes the caller's "
-                       "tensor, the exported graph does not, and any view of it taken before is baked.",
-                       [node.name], location=location,
-                       fix=f"copy the input before writing ({prov.node.name} = {prov.node.name}.clone())",
-                       severity="warning")
+        builder.report("input-written", line, [node.name], location=location, severity="warning",
+                       input=prov.node.name)
     return sess.wrap(builder, target, node)
 
 
@@ -285,17 +274,15 @@ def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: i
 
 
 def _unrecorded(sess: Any, builder: Any, what: str, value: Any, line: int | None, location: str | None,
-                helper: str | None, sources: list[str], fix: str | None = None) -> Any:
+                helper: str | None, sources: list[str], cause: str = "torch-unrecordable") -> Any:
     """A torch call on traced data whose result cannot be recorded: a tensor is baked, a Python value frozen."""
     if isinstance(value, torch.Tensor):
         node = builder.const(value, baked=True, origin=f"{what} at line {line}", line=line, source_nodes=sources,
                              helper=helper)
-        builder.hazard("untraced-call", line, f"{what} cannot be recorded: its result is computed once, from the "
-                       f"trace-time inputs, and baked into the graph as constant {node.name}.", [node.name],
-                       name=what, location=location, pending_reach=True, fix=fix)
+        builder.report(cause, line, [node.name], name=what, location=location, pending_reach=True, const=node.name)
         return sess.wrap(builder, value, node)
-    builder.hazard("untraced-call", line, f"{what} returns a Python value ({_short(value)}) fixed at trace time; "
-                   "whatever uses it is frozen in the graph.", sources, name=what, location=location, fix=fix)
+    builder.report("python-value", line, sources, name=what, location=location, why=what, where="",
+                   value=_short(value))
     return value
 
 
@@ -420,11 +407,8 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     update(node, torch=type(module).__name__,
            module=ModuleFacts(target, type(module).__name__, params, bool(dependent)))
     if dependent:
-        builder.hazard("training-mode", line,
-                       f"{name} ({type(module).__name__}) is called in training mode, and "
-                       f"{', '.join(dependent)} behave{'s' if len(dependent) == 1 else ''} differently in training "
-                       "(random dropout masks, batch statistics): the graph differs from the deployed model and "
-                       "from run to run.", [node.name], name=name, location=location)
+        builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
+                       dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
     if isinstance(result, torch.Tensor):
         wrapped = sess.wrap(builder, result, node)
     elif isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
