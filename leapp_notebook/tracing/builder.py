@@ -15,7 +15,7 @@ import torch.fx
 from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
-from .facts import KEY, NodeFacts, facts, update
+from .facts import KEY, NodeFacts, derive, facts, make, update
 from .provenance import ancestors, depends_on_inputs, output_node
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
@@ -120,8 +120,8 @@ class NodeBuilder:
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
              *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
-        node.meta[KEY] = NodeFacts(line=line, numpy=numpy, torch=target_display(op, target), location=location,
-                                   helper=helper)
+        node.meta[KEY] = make(line=line, numpy=numpy, torch=target_display(op, target), location=location,
+                              helper=helper)
         return node
 
     def const(self, value: Any, *, baked: bool, origin: str | None, line: int | None,
@@ -282,13 +282,15 @@ class DtypePass(torch.fx.Interpreter):
                     with self.graph.inserting_after(n):
                         cast = self.graph.call_method("to", (n, want_torch))
                     n.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
-                    cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True)
+                    cast.meta[KEY] = replace(info, numpy=f"cast to {info.dtype} (NumPy's dtype for {info.numpy})",
+                                             torch="Tensor.to", cast=True)
                     info = update(n, dtype=dtype_name(value.dtype))
                     value = value.to(want_torch)
-            if info.shape is not None and tuple(value.shape) != tuple(info.shape):
+            shape = tuple(value.shape)
+            if info.shape is not None and shape != tuple(info.shape):
                 self.builder.report("shape-differs", info.line, [n.name], call=info.numpy or n.name,
-                                    got=tuple(value.shape), want=tuple(info.shape))
-            update(n, graph_shape=tuple(value.shape), graph_dtype=str(value.dtype).replace("torch.", ""))
+                                    got=shape, want=tuple(info.shape))
+            n.meta[KEY] = derive(info, {"graph_shape": shape, "graph_dtype": dtype_name(value.dtype)})
         return value
 
     def run(self, *args: Any, **kwargs: Any) -> Any:

@@ -26,15 +26,22 @@ def dtype_name(dtype: Any) -> str:
     return name
 
 
+_TORCH_BY_NAME: dict[str, torch.dtype | None] = {}
+
+
 def torch_dtype(name: str) -> torch.dtype | None:
     """The torch dtype of a dtype name (NumPy's or torch's), None when torch has none."""
     try:
-        return _NP_TO_TORCH[np.dtype(name)]
+        return _TORCH_BY_NAME[name]
+    except KeyError:
+        pass
+    try:
+        found = _NP_TO_TORCH.get(np.dtype(name))
     except TypeError:
         found = getattr(torch, name, None)
-        return found if isinstance(found, torch.dtype) else None
-    except KeyError:
-        return None
+        found = found if isinstance(found, torch.dtype) else None
+    _TORCH_BY_NAME[name] = found
+    return found
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype | None:

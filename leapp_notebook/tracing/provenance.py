@@ -29,6 +29,9 @@ import numpy as np
 import torch
 import torch.fx
 
+_VALUE_TYPES = (np.ndarray, torch.Tensor)
+_SCALARS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis)})
+
 
 class Provenance:
     """The origin of one traced value (see the module docstring for its three states)."""
@@ -69,7 +72,7 @@ class Provenance:
 
 def provenance(value: Any) -> Provenance | None:
     """The provenance of a traced array or tensor, None for anything else."""
-    return getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+    return getattr(value, "_lp", None) if isinstance(value, _VALUE_TYPES) else None
 
 
 def iter_traced(values: Iterable[Any], builder: Any = None) -> Iterator[Any]:
@@ -78,7 +81,7 @@ def iter_traced(values: Iterable[Any], builder: Any = None) -> Iterator[Any]:
     With ``builder``, only values that have a node in that builder's graph.
     """
     for value in values:
-        prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+        prov = getattr(value, "_lp", None) if isinstance(value, _VALUE_TYPES) else None
         if prov is not None:
             if builder is None or prov.traced_in(builder):
                 yield value
@@ -87,10 +90,17 @@ def iter_traced(values: Iterable[Any], builder: Any = None) -> Iterator[Any]:
 
 
 def builder_of(values: Iterable[Any]) -> Any:
-    """The node builder of the first traced (or lost) value among ``values``, else None."""
-    for value in iter_traced(values):
-        if value._lp.builder is not None:
-            return value._lp.builder
+    """The node builder of the first traced (or lost) value among ``values``, else None (a plain loop, not
+    :func:`iter_traced`: this runs for every NumPy and torch call)."""
+    for value in values:
+        if isinstance(value, _VALUE_TYPES):
+            prov = getattr(value, "_lp", None)
+            if prov is not None and prov.builder is not None:
+                return prov.builder
+        elif type(value) is list or type(value) is tuple:
+            found = builder_of(value)
+            if found is not None:
+                return found
     return None
 
 
@@ -105,15 +115,17 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
     With ``in_place`` (cleaning a namespace after a trace) dicts and lists are changed in place, so other
     references to them see plain values too, and tensors lose their provenance.
     """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, np.ndarray):
-        return value.view(np.ndarray) if type(value) is not np.ndarray else value
+        return value.view(np.ndarray) if kind is not np.ndarray else value
     if isinstance(value, torch.Tensor):
         if in_place and "_lp" in getattr(value, "__dict__", ()):
             del value._lp
         return value
     if depth <= 0:
         return value
-    kind = type(value)
     if kind is tuple or (kind is list and not in_place):
         if any(_needs_plain(v, in_place) for v in value):
             return kind(plain(v, depth=depth - 1, in_place=in_place) for v in value)

@@ -10,8 +10,8 @@ removes the hooks around the cell.
 from __future__ import annotations
 
 import difflib
-import threading
 import weakref
+from _thread import get_ident
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import torch.fx
 from . import leapp_defects, ops
 from .builder import NodeBuilder
 from .dtypes import dtype_name
-from .facts import KEY, facts
+from .facts import KEY, derive, facts
 from .provenance import Provenance, builder_of, cell_lines, cell_site, fingerprint, iter_traced, plain, root
 from .types import Node, TraceError
 
@@ -39,7 +39,7 @@ def active() -> "Session | None":
     """The running session when called from the thread that runs the traced cell, else None: other threads
     see plain NumPy and torch."""
     sess = ACTIVE
-    if sess is None or sess.thread is not threading.current_thread():
+    if sess is None or sess.thread != get_ident():
         return None
     return sess
 
@@ -53,7 +53,7 @@ class Session:
         self.filename = filename
         self.profile = profile
         self.array_type = array_type
-        self.thread = threading.current_thread()
+        self.thread = get_ident()
         self.namespace: dict[str, Any] = {}
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
@@ -425,9 +425,5 @@ def close_matches(name: str, candidates: Any) -> str:
 
 
 def _set_value_facts(node: torch.fx.Node, shape: tuple[int, ...], dtype: str, kind: str, view: bool) -> None:
-    """The eager value's shape, dtype, kind and view-ness on the node that records it (the hot path: facts are
-    rebuilt directly rather than through dataclasses.replace)."""
-    old = node.meta[KEY]
-    node.meta[KEY] = type(old)(old.line, old.numpy, old.torch, old.location, old.helper, shape, dtype, kind,
-                               old.const, old.origin, old.sources, old.preview, old.input, old.cast, view,
-                               old.graph_shape, old.graph_dtype, old.module, old.outputs)
+    """The eager value's shape, dtype, kind and view-ness on the node that records it."""
+    node.meta[KEY] = derive(node.meta[KEY], {"shape": shape, "dtype": dtype, "kind": kind, "view": view})
