@@ -150,7 +150,7 @@ class ProbeReport:
                              f"{check.first_mismatch.describe()}")
             for name, (eager, graph) in self.sensitivity.get(key, {}).items():
                 if eager and not graph:
-                    lines.append(f"    follows '{name}' in the eager cell, not in the graph")
+                    lines.append(f"    changes with '{name}' in the eager cell; the graph does not change the same way")
             for const in self.baked_constants.get(key, []):
                 where = f"line {const.line}" if const.line is not None else "unknown line"
                 hazard = ", no hazard reported it"

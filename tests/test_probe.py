@@ -56,7 +56,7 @@ def test_seed_interp_probe_fails_and_names_the_baked_constant(seed_namespace):
     # The untraced-call hazard explains the mismatch: the probe adds no semantic-mismatch of its own.
     assert report.hazards == [] and [h.kind for h in tr.hazards] == ["untraced-call"]
     text = str(report)
-    assert "FAILED" in text and "baked0" in text and "follows 'state'" in text
+    assert "FAILED" in text and "baked0" in text and "changes with 'state' in the eager cell" in text
 
 
 def test_seed_interp_in_full_profile_probes_clean(seed_namespace):

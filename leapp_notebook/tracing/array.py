@@ -12,6 +12,7 @@ Outside an active session every hook behaves as plain NumPy.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,21 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
         bound[name] = args[i]
     bound.update(kwargs)
     return bound
+
+
+_UFUNC_MODULES = ("scipy.special",)  # libraries whose ufuncs reach __array_ufunc__ under their own names
+
+
+def ufunc_name(ufunc: np.ufunc) -> str:
+    """How the user wrote a ufunc: ``np.add``, ``scipy.special.expit``."""
+    name = ufunc.__name__
+    if getattr(np, name, None) is ufunc:
+        return f"np.{name}"
+    for module_name in _UFUNC_MODULES:
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(module, name, None) is ufunc:
+            return f"{module_name}.{name}"
+    return f"{name} (a ufunc from outside NumPy)"
 
 
 class TracedArray(np.ndarray):
@@ -70,7 +86,7 @@ class TracedArray(np.ndarray):
         builder = builder_of(inputs)
         if method == "__call__":
             row = ops.UFUNC_ROWS.get(ufunc)
-            name = row.numpy if row is not None else f"np.{ufunc.__name__}"
+            name = row.numpy if row is not None else ufunc_name(ufunc)
             names = ops.OPERAND_NAMES if len(inputs) <= len(ops.OPERAND_NAMES) else \
                 [f"x{i}" for i in range(len(inputs))]
             params = dict(zip(names, inputs, strict=False))
@@ -85,7 +101,7 @@ class TracedArray(np.ndarray):
                 params["axis"] = eager_params["axis"] = 0
         else:
             row = None
-            name = f"np.{ufunc.__name__}.{method}"
+            name = f"{ufunc_name(ufunc)}.{method}"
             params = {f"x{i}": v for i, v in enumerate(inputs)}
             eager_params = {f"x{i}": v for i, v in enumerate(plain_inputs)}
         for key, value in kwargs.items():

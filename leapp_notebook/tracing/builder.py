@@ -120,6 +120,10 @@ class NodeBuilder:
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
              *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
+        if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype):  # a cast the lookup inserted
+            node.meta[KEY] = make(line=line, numpy=f"cast to {dtype_name(args[1])} for {numpy}", torch="Tensor.to",
+                                  location=location, helper=helper, cast=True)
+            return node
         node.meta[KEY] = make(line=line, numpy=numpy, torch=target_display(op, target), location=location,
                               helper=helper)
         return node
