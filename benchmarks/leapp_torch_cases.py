@@ -14,6 +14,7 @@ measured behaviour is written up in docs/leapp-0.7.2-behaviour.md, "Torch and mi
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +133,9 @@ def run_eager(case: TorchCase, inputs: dict[str, Any], seed: int | None = None) 
     ns = namespace(case, inputs, EagerAnnotate())
     if seed is not None:
         torch.manual_seed(seed)
-    exec(compile(cell(case), "<eager-cell>", "exec"), ns)
+    with warnings.catch_warnings():  # np.array(tensor): torch's __array__ has no copy keyword (NumPy 2 warns)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        exec(compile(cell(case), "<eager-cell>", "exec"), ns)
     return {name: to_numpy(ns[name]) for name in case.outputs}
 
 
@@ -193,6 +196,8 @@ CASES: list[TorchCase] = [
     TorchCase("x.numpy() -> np op -> torch.from_numpy",
               "a = x.numpy() * 2\ny = torch.from_numpy(np.abs(a)) + x", {"x": XT}),
     TorchCase("np.asarray(x) of a torch input", "y = np.asarray(x) - 1.0", {"x": XT}),
+    TorchCase("np.array(x) (copy) of a torch input", "y = np.array(x) * 3.0", {"x": XT}),
+    TorchCase("x.contiguous() * 2", "y = x.contiguous() * 2", {"x": XT}),
     TorchCase("x.data * 2 (.data bypass)", "y = x + x.data * 2", {"x": XT}),
     # --- grad modes ---
     TorchCase("MLP output requires grad (no no_grad)", "y = policy(x)", {"x": XT}),
@@ -242,6 +247,7 @@ CASES: list[TorchCase] = [
               fresh={"x": (0.1, 2.0)}, extra=("negate",)),
     # --- random ops ---
     TorchCase("x + torch.rand(4)", "y = x + torch.rand(4)", {"x": XT}, random=True),
+    TorchCase("x + torch.randn(4)", "y = x + torch.randn(4)", {"x": XT}, random=True),
     TorchCase("x + torch.randn_like(x)", "y = x + torch.randn_like(x)", {"x": XT}, random=True),
     TorchCase("F.dropout(x, 0.5, training=True)", "y = F.dropout(x, 0.5, training=True)", {"x": XT}, random=True),
     TorchCase("F.dropout(x, 0.5, training=False)", "y = F.dropout(x, 0.5, training=False)", {"x": XT}),

@@ -40,7 +40,8 @@ def test_the_comparison_covers_at_least_45_torch_and_mixed_constructs():
 
 @pytest.mark.parametrize("name", [
     "float(t.max()) scaling", "t.item()", "t.tolist()", "int(t.argmax()) as an index", "float(x[0])",
-    "x + torch.rand(4)", "x.data * 2 (.data bypass)", "BatchNorm policy in training mode (batch 3)"])
+    "x + torch.rand(4)", "x + torch.randn(4)", "x.data * 2 (.data bypass)",
+    "BatchNorm policy in training mode (batch 3)"])
 def test_leapp_exports_these_wrong_and_logs_nothing(leapp_results, name):
     result = leapp_results[name]
     assert result["verdict"] == "wrong", result["detail"]
@@ -98,7 +99,8 @@ def test_recorded_random_ops_match_eager_under_the_same_seed(leapp_results):
     "np norm -> from_numpy -> MLP -> np.asarray(t) -> np.clip",
     "torch obs -> .numpy() np pre -> from_numpy -> MLP",
     "MLP output requires grad (no no_grad)", "MLP under torch.inference_mode()", "GRUCell(x, h) with two outputs",
-    "in-place add_ on the input", "torch.gather(x, 0, i) (int64 index input)", "x.detach().cpu() * 2"])
+    "in-place add_ on the input", "torch.gather(x, 0, i) (int64 index input)", "x.detach().cpu() * 2",
+    "np.array(x) (copy) of a torch input", "x.contiguous() * 2"])
 def test_leapp_records_these_faithfully(leapp_results, name):
     assert leapp_results[name]["verdict"] == "faithful", leapp_results[name]["detail"]
 
