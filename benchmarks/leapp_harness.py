@@ -17,7 +17,9 @@ new inputs. Benchmarks and the optional comparison tests use it; it is not part 
     res["raised"], res["warnings"]           # None, ['No torch equivalent for numpy function interp. ...']
     leapp_outputs_for(res, {"x": fresh})     # {'y': array(...)} from the exported model
 
-The cell runs with ``np``, ``annotate`` and every entry of ``inputs`` bound in its namespace.
+The cell runs with ``np``, ``annotate`` and every entry of ``inputs`` bound in its namespace (a copy of
+each: ``torch.Tensor`` inputs stay tensors, anything else becomes an ``np.ndarray``), plus ``objects``
+(bound as they are: ``torch``, modules, policies).
 Nothing is printed: LEAPP's console handler, stdout/stderr and Python warnings are captured.
 LEAPP keeps process-global state (an ``ExportManager`` singleton, a tracing lock, module
 patches of ``np.array``/``np.asarray``, the ``leapp`` logger); every run resets all of it, so
@@ -125,15 +127,23 @@ def _exc_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def run_leapp(source: str, inputs: dict[str, np.ndarray], node: str = "node", workdir=None, *,
-              validate: bool = True, strict: bool = False, visualize: bool = False) -> dict[str, Any]:
+def _copy_input(value: Any) -> Any:
+    """A private copy of one input: a torch tensor stays a tensor, anything else becomes an ndarray."""
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().clone()
+    return np.array(value, copy=True)
+
+
+def run_leapp(source: str, inputs: dict[str, Any], node: str = "node", workdir=None, *,
+              validate: bool = True, strict: bool = False, visualize: bool = False,
+              objects: dict[str, Any] | None = None) -> dict[str, Any]:
     """Trace ``source`` with real LEAPP, export it, and describe what happened.
 
-    ``inputs`` are bound by name in the cell's namespace (the cell passes them to
-    ``annotate.input_tensors``). ``node`` names the node whose model path is reported first and
-    whose inputs bare names in :func:`leapp_outputs_for` refer to. ``validate``/``strict``/``visualize``
-    go to ``leapp.compile_graph``; ``strict=False`` (LEAPP's default is True) keeps a model whose
-    replay validation fails, so it can still be run and compared.
+    ``inputs`` (NumPy arrays or torch tensors) are bound by name in the cell's namespace (the cell passes
+    them to ``annotate.input_tensors``); ``objects`` are bound as they are. ``node`` names the node whose
+    model path is reported first and whose inputs bare names in :func:`leapp_outputs_for` refer to.
+    ``validate``/``strict``/``visualize`` go to ``leapp.compile_graph``; ``strict=False`` (LEAPP's default
+    is True) keeps a model whose replay validation fails, so it can still be run and compared.
 
     Returns a dict:
       ``raised``       exception text (``"Type: message"``) if the cell or ``leapp.stop`` raised, else None
@@ -161,7 +171,8 @@ def run_leapp(source: str, inputs: dict[str, np.ndarray], node: str = "node", wo
                                   model_paths={}, namespace=None, workdir=workdir, run=None)
     _reset_leapp_state()
     namespace: dict[str, Any] = {"np": np, "annotate": leapp.annotate, "__name__": "__leapp_cell__"}
-    namespace.update({k: np.array(v, copy=True) for k, v in inputs.items()})
+    namespace.update(objects or {})
+    namespace.update({k: _copy_input(v) for k, v in inputs.items()})
     result["namespace"] = namespace
     n_trace = None  # records logged up to the end of tracing
     try:
@@ -220,11 +231,12 @@ def _make_runner(yaml_path: str, default_node: str):
     with _quiet():
         manager = leapp.InferenceManager(yaml_path)
 
-    def run(new_inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(new_inputs: dict[str, Any]) -> dict[str, np.ndarray]:
         feed = {}
         for key, value in new_inputs.items():
             full = key if "/" in key else f"{default_node}/{key}"
-            feed[full] = torch.from_numpy(np.asarray(value, order="C"))
+            feed[full] = (value.detach().clone() if isinstance(value, torch.Tensor)
+                          else torch.from_numpy(np.asarray(value, order="C")))
         with _quiet(), torch.no_grad():
             out = manager(feed)
         single = len({k.split("/")[0] for k in out}) == 1
@@ -234,8 +246,8 @@ def _make_runner(yaml_path: str, default_node: str):
     return run
 
 
-def leapp_outputs_for(result: dict[str, Any], new_inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run the model LEAPP exported in ``result`` on ``new_inputs``.
+def leapp_outputs_for(result: dict[str, Any], new_inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Run the model LEAPP exported in ``result`` on ``new_inputs`` (NumPy arrays or torch tensors).
 
     Keys of ``new_inputs`` are input names of the default node, or ``"node/input"``. The returned
     keys are output names (``"node/output"`` when the pipeline has outputs from several nodes).

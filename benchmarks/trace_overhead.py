@@ -1,7 +1,8 @@
 """Tracing overhead: a ~450-op NumPy cell run eagerly, traced by leapp_notebook (both profiles), and
-traced by the real LEAPP 0.7.2 when it is installed, in one run.
+traced by the real LEAPP 0.7.2 when it is installed, in one run. Then the same for a mixed NumPy/torch
+node (NumPy pre-processing, a 3-layer MLP policy, post-processing in torch and back in NumPy).
 
-    python benchmarks/trace_overhead.py [--steps 30] [--repeat 9] [--profile]
+    python benchmarks/trace_overhead.py [--steps 30] [--repeat 9] [--profile] [--no-mixed]
 
 Figures are microseconds per recorded op (the cell's NumPy calls that end up in the graph), best of
 ``--repeat`` runs. For LEAPP the timed work is what its tracing does: ``leapp.start`` -> the cell ->
@@ -10,6 +11,12 @@ leapp_notebook the timed work is ``trace_cell``, split into *record* (the cell r
 tracer, comparable to LEAPP's tracing) and *finish* (checking every dtype against NumPy by running the
 graph once, and building the ``GraphModule``, which LEAPP defers to ``compile_graph``). ``--profile``
 prints a cProfile of the recording path. Nothing is asserted: this script prints figures.
+
+In the mixed cell a module call counts as one op (LEAPP flattens the MLP into its five functionals; the
+figure divides by the cell's logical op count for both tracers, so the comparison is per op of the cell).
+The crossings ``torch.from_numpy`` and ``.numpy()`` are not ops (LEAPP records nothing for them). While
+leapp_notebook cannot trace the node (it refuses it, or loses the chain at ``torch.from_numpy``), its rows
+say "not supported yet".
 """
 
 from __future__ import annotations
@@ -49,6 +56,32 @@ annotate.output_tensors("node", {"y": h}, export_with="jit")
 '''
 
 
+# A mixed node: NumPy observation pre-processing, a 3-layer MLP policy, action post-processing in torch
+# and back in NumPy. Ops per step: sub, mul, clip, 2 getitem, tanh, concatenate (NumPy), the policy (one
+# module call), tanh, mul (torch), add (NumPy): 11.
+MIXED_CELL = '''\
+h = annotate.input_tensors("node", {"x": x})
+for step in range(STEPS):
+    o = np.clip((h - 0.1) * 2.0, -5.0, 5.0)
+    o = np.concatenate([o[:, :2], np.tanh(o[:, 2:])], axis=1)
+    t = torch.from_numpy(o)
+    with torch.no_grad():
+        a = policy(t)
+    a = torch.tanh(a) * 0.5
+    h = a.numpy() + h
+annotate.output_tensors("node", {"y": h}, export_with="jit")
+'''
+MIXED_OPS_PER_STEP = 11
+
+
+def mixed_policy() -> Any:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4)).eval()
+
+
 def best_of(repeat: int, run: Callable[[], float]) -> float:
     return min(run() for _ in range(repeat))
 
@@ -60,15 +93,16 @@ def count_ops(trace: Any) -> int:
     return sum(1 for n in calls if not facts(n).cast)
 
 
-def time_eager(source: str, x: np.ndarray) -> float:
+def time_eager(source: str, x: np.ndarray, objects: dict[str, Any] | None = None) -> float:
     code = compile(source, "<eager-cell>", "exec")
-    namespace = {"np": np, "annotate": ln.annotate, "x": x}
+    namespace = {"np": np, "annotate": ln.annotate, "x": x, **(objects or {})}
     start = time.perf_counter()
     exec(code, namespace)
     return time.perf_counter() - start
 
 
-def time_ours(source: str, x: np.ndarray, profile: str) -> tuple[float, float]:
+def time_ours(source: str, x: np.ndarray, profile: str,
+              objects: dict[str, Any] | None = None) -> tuple[float, float]:
     """(record seconds, finish seconds) for one ``trace_cell``."""
     finish = _session.NodeBuilder.finish
     spent = {"finish": 0.0}
@@ -83,7 +117,7 @@ def time_ours(source: str, x: np.ndarray, profile: str) -> tuple[float, float]:
     _session.NodeBuilder.finish = timed_finish  # type: ignore[method-assign]
     try:
         start = time.perf_counter()
-        ln.trace_cell(source, {"np": np, "x": x}, profile=profile)
+        ln.trace_cell(source, {"np": np, "x": x, **(objects or {})}, profile=profile)
         total = time.perf_counter() - start
     finally:
         _session.NodeBuilder.finish = finish  # type: ignore[method-assign]
@@ -98,14 +132,14 @@ def leapp_available() -> bool:
     return True
 
 
-def time_leapp(source: str, x: np.ndarray) -> tuple[float, list[str]]:
+def time_leapp(source: str, x: np.ndarray, objects: dict[str, Any] | None = None) -> tuple[float, list[str]]:
     """Seconds for ``leapp.start`` + the cell + ``leapp.stop``, and the warnings LEAPP logged."""
     import leapp
 
     from benchmarks.leapp_harness import _quiet, _reset_leapp_state
 
     code = compile(source, "<leapp-cell>", "exec")
-    namespace = {"np": np, "annotate": leapp.annotate, "x": np.array(x, copy=True)}
+    namespace = {"np": np, "annotate": leapp.annotate, "x": np.array(x, copy=True), **(objects or {})}
     records: list[Any] = []
     _reset_leapp_state()
     try:
@@ -125,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=22, help="loop iterations in the cell (~21 ops each)")
     parser.add_argument("--repeat", type=int, default=9, help="runs per measurement; the best is reported")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the recording path")
+    parser.add_argument("--no-mixed", action="store_true", help="skip the mixed NumPy/torch policy cell")
     args = parser.parse_args(argv)
 
     x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
@@ -167,6 +202,79 @@ def main(argv: list[str] | None = None) -> None:
             ln.trace_cell(source, {"np": np, "x": x}, profile="leapp")
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    if not args.no_mixed:
+        mixed(args.steps, args.repeat)
+
+
+def leapp_graph_calls(source: str, x: np.ndarray, objects: dict[str, Any]) -> int | None:
+    """How many call nodes LEAPP's compiled graph holds for ``source`` (the MLP flattened), or None."""
+    from benchmarks.leapp_harness import run_leapp
+
+    res = run_leapp(source, {"x": x}, objects=objects)
+    graph = res["graphs"].get("node")
+    return None if graph is None else graph.count("= call_")
+
+
+def ours_unsupported(source: str, x: np.ndarray, objects: dict[str, Any]) -> str | None:
+    """Why leapp_notebook cannot trace the mixed node yet: a TraceError, hazards, or a graph that differs from
+    the eager cell on a fresh input (the chain lost at ``torch.from_numpy`` without a hazard); None when it can."""
+    import torch
+
+    try:
+        check = ln.trace_cell(source, {"np": np, "x": x, **objects}, profile="leapp")
+    except Exception as exc:  # noqa: BLE001 - reported as a row, this script never fails on it
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
+    if check.hazards:
+        kinds = sorted({f"{h.kind} (line {h.line})" for h in check.hazards})
+        return "hazards: " + ", ".join(kinds)
+    fresh = np.random.default_rng(1).standard_normal(x.shape).astype(x.dtype)
+    namespace = {"np": np, "annotate": ln.annotate, "x": fresh.copy(), **objects}
+    exec(compile(source, "<eager-cell>", "exec"), namespace)
+    with torch.no_grad():
+        got = check.nodes["node"].graph(torch.from_numpy(fresh))[0]
+    if not np.allclose(np.asarray(got), np.asarray(namespace["h"]), rtol=1e-4, atol=1e-5):
+        return "its graph differs from the eager cell on a fresh input: the chain is lost at torch.from_numpy"
+    return None
+
+
+def mixed(steps: int, repeat: int) -> None:
+    """The mixed NumPy/torch policy node: us per op of the cell for leapp_notebook and LEAPP 0.7.2."""
+    import torch
+
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    objects = {"torch": torch, "policy": mixed_policy()}
+    source = MIXED_CELL.replace("STEPS", str(steps))
+    n_ops = steps * MIXED_OPS_PER_STEP
+    time_eager(source, x, objects)  # torch's first calls are slow: warm up outside the measurement
+    rows: list[tuple[str, float | None, str]] = [
+        ("NumPy+torch eager", best_of(repeat, lambda: time_eager(source, x, objects)), "")]
+    why = ours_unsupported(source, x, objects)
+    for profile in ("leapp", "full"):
+        if why is not None:
+            rows.append((f"leapp_notebook {profile}: trace_cell", None, f"not supported yet ({why})"))
+            continue
+        runs = [time_ours(source, x, profile, objects) for _ in range(repeat)]
+        rows.append((f"leapp_notebook {profile}: record", min(r for r, _ in runs), "the cell under the tracer"))
+        rows.append((f"leapp_notebook {profile}: trace_cell", min(r + f for r, f in runs), "record + finish"))
+    leapp_time = None
+    if leapp_available():
+        timings = [time_leapp(source, x, objects) for _ in range(repeat)]
+        leapp_time = min(t for t, _ in timings)
+        calls = leapp_graph_calls(source, x, objects)
+        rows.append(("LEAPP 0.7.2: start+cell+stop", leapp_time,
+                     f"{calls} graph calls (the MLP flattened)" if calls is not None else ""))
+
+    print(f"\nmixed cell: {n_ops} ops of the cell ({steps} steps x {MIXED_OPS_PER_STEP}, a module call is one op), "
+          f"x float32 {x.shape}, 3-layer MLP policy; best of {repeat}")
+    print(f"{'':40} {'ms':>8} {'us/op':>8} {'LEAPP/this':>11}")
+    for label, seconds, note in rows:
+        if seconds is None:
+            print(f"{label:40} {'-':>8} {'-':>8} {'-':>11} {note}")
+            continue
+        ratio = f"{leapp_time / seconds:10.1f}x" if leapp_time else f"{'-':>11}"
+        print(f"{label:40} {seconds * 1e3:8.2f} {seconds / n_ops * 1e6:8.2f} {ratio} {note}")
+    if leapp_time is None:
+        print("LEAPP 0.7.2 is not installed (pip install leapp==0.7.2, or the project's `bench` extra)")
 
 
 if __name__ == "__main__":
