@@ -20,14 +20,18 @@ def test_broken_chain_names_the_users_array():
     assert hazard.kind == "broken-chain" and "grid[0, 0]" in hazard.message and "x[0, 0]" not in hazard.message
 
 
+REVERSED = ("state = annotate.input_tensors('n', {'state': s})\ny = state[::-1]\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+
+
 def test_reversed_slice_names_the_users_array():
-    cell = "state = annotate.input_tensors('n', {'state': s})\ny = state[::-1]\nannotate.output_tensors('n', {'y': y})\n"
+    cell = REVERSED
     (hazard,) = trace(cell, s=np.arange(4.0)).hazards
     assert hazard.kind == "reversed-slice" and "state[::-1]" in hazard.message
 
 
 def test_reversed_slice_probe_does_not_claim_the_graph_ignores_the_input():
-    cell = "state = annotate.input_tensors('n', {'state': s})\ny = state[::-1]\nannotate.output_tensors('n', {'y': y})\n"
+    cell = REVERSED
     report = trace(cell, s=np.arange(4.0)).probe(n=6, seed=0)
     text = str(report)
     assert not report.passed and "changes with 'state' in the eager cell; the graph does not change the same way" \
@@ -43,7 +47,8 @@ def test_scipy_ufunc_is_named_by_its_module():
 
 
 def test_branch_vertex_is_tagged_as_a_branch_not_a_broken_chain():
-    cell = "x = annotate.input_tensors('n', {'x': a})\nif x.any():\n    x = x * 2\nannotate.output_tensors('n', {'y': x})\n"
+    cell = ("x = annotate.input_tensors('n', {'x': a})\nif x.any():\n    x = x * 2\n"
+            "annotate.output_tensors('n', {'y': x})\n")
     model = trace(cell, a=np.ones(3))._repr_mimebundle_()["application/vnd.leapp.trace+json"]
     (marked,) = [v for node in model["nodes"] for v in node["vertices"] if v["hazards"]]
     assert marked["category"] == "branch"

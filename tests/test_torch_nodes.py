@@ -101,8 +101,8 @@ def test_an_output_that_requires_grad_does_not_crash_trace_probe_or_node():
 def test_crossings_into_torch_keep_the_chain(crossing, expected):
     cell = f"x = annotate.input_tensors('n', {{'x': raw}})\nt = {crossing}\ny = t * 3\n" \
            "annotate.output_tensors('n', {'y': y})\n"
-    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": np.arange(4, dtype=np.float32)})
-    assert trace.hazards == [], [h.message for h in trace.hazards]
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": np.arange(4, dtype=np.float32)}, profile="full")
+    assert [h for h in trace.hazards if h.severity == "error"] == [], [h.message for h in trace.hazards]
     node = trace.nodes["n"]
     assert node.outputs[0].dtype == expected and node.outputs[0].kind == "torch"
     (got,) = node(np.array([1.0, -2.0, 0.5, 4.0], np.float32))
@@ -251,3 +251,53 @@ def test_other_threads_see_plain_torch_during_a_trace():
     trace = ln.trace_cell(cell, {"torch": torch, "threading": threading, "worker": worker, "x": torch.ones(2)})
     assert seen == ["Tensor", False]
     assert len([n for n in trace.nodes["n"].graph.graph.nodes if n.op in ("call_function", "call_method")]) == 1
+
+
+@pytest.mark.parametrize("cell, cause_text", [
+    ("t = torch.as_tensor(x, dtype=torch.float64)\ny = t * 2", "drop dtype="),
+    ("t = torch.from_numpy(x)\ny = t + t.data * 2", "does not trace .data"),
+    ("m = torch.from_numpy(x) > 0\ny = ~m", "torch.jit.script rejects"),
+])
+def test_torch_calls_leapp_records_wrongly_are_errors_in_leapp_and_warnings_in_full(cell, cause_text):
+    source = f"x = annotate.input_tensors('n', {{'x': raw}})\n{cell}\nannotate.output_tensors('n', {{'y': y}})\n"
+    for profile, severity in (("leapp", "error"), ("full", "warning")):
+        trace = ln.trace_cell(source, {"np": np, "torch": torch, "raw": np.array([1.0, -2.0], np.float32)},
+                              profile=profile)
+        (hazard,) = [h for h in trace.hazards if h.kind == "semantic-mismatch"]
+        assert hazard.severity == severity and cause_text in hazard.message and hazard.line in (2, 3)
+        assert trace.probe(n=4, seed=0).passed  # our graph is right either way
+
+
+def test_a_numpy_scalar_operand_of_a_torch_op_is_flagged_like_leapp_refuses_it():
+    cell = ("t = annotate.input_tensors('n', {'t': x})\ny = t * np.float32(2.0)\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    for profile, severity in (("leapp", "error"), ("full", "warning")):
+        trace = ln.trace_cell(cell, {"np": np, "torch": torch, "x": torch.ones(3)}, profile=profile)
+        (hazard,) = trace.hazards
+        assert (hazard.kind, hazard.severity, hazard.line) == ("numpy-scalar", severity, 2)
+        assert "NotImplementedError" in hazard.message
+
+
+def test_inference_mode_blocks_are_recorded():
+    cell = "t = annotate.input_tensors('n', {'t': x})\nwith torch.inference_mode():\n    a = policy(t) * 1.0\n" \
+           "annotate.output_tensors('n', {'a': a})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "policy": mlp(), "x": torch.rand(4)})
+    assert trace.hazards == [] and trace.probe(seed=0).passed
+
+
+def test_torch_node_with_a_module_exports_and_loads_in_leapp(tmp_path):
+    leapp = pytest.importorskip("leapp")
+    import contextlib
+    import io
+
+    cell = ("t = annotate.input_tensors('n', {'t': x})\nwith torch.no_grad():\n    a = policy(t * 2)\n"
+            "annotate.output_tensors('n', {'a': a.clamp(-1, 1)}, export_with='jit')\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "policy": mlp(), "x": torch.rand(4)})
+    written = trace.export(tmp_path, formats=("jit", "onnx"))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        manager = leapp.InferenceManager(str(written[-1]))
+    fresh = torch.rand(4)
+    with torch.no_grad():
+        got = manager({"n/t": fresh})["n/a"]
+    expected = trace.run_eager({"n": {"t": fresh}})["n"]["a"]
+    torch.testing.assert_close(got, expected)

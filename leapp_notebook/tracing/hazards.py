@@ -121,6 +121,9 @@ CAUSES: dict[str, Cause] = {
                                   "tracing; LEAPP 0.7.2 as measured records them, but torch treats them as weakly "
                                   "typed, so with a wider scalar (np.float64 on float32 data) the exported dtype "
                                   "differs from NumPy's{recorded}"),
+    "numpy-scalar-on-tensor": Cause("numpy-scalar", "a NumPy scalar ({scalar}) is an operand of {call} on a torch "
+                                    "tensor: LEAPP 0.7.2 raises NotImplementedError while tracing; recorded here as "
+                                    "a Python number."),
     # values leaving the graph through Python
     "extracted": Cause("value-extraction", "a Python value is extracted from traced data ({what}): it is fixed at "
                        "its trace-time value and whatever uses it is frozen in the graph."),

@@ -187,12 +187,13 @@ DEFECTS: tuple[Defect, ...] = (
            "guard the divisor: np.where(b == 0, 1, b), and select the NumPy result for zeros with np.where"),
 )
 
-# Output-aliases-input: checked when the node closes (aliased_input), not per call.
+# Output-aliases-input: checked when the node closes (aliased_input), not per call. The torch defects are below.
 ALIAS = Defect("output-aliases-input", frozenset(), lambda c: False,
                "the output is a view covering exactly the memory of a declared input (same shape, strides and dtype), "
                "and LEAPP's output_tensors raises \"output '...' of node '...' shares memory with declared input "
                "'...', but they carry different tracing roots\"",
                "copy the view before declaring it (y = x.T.copy()), or declare the input itself as the output")
+
 
 ALL_DEFECTS: tuple[Defect, ...] = DEFECTS + (ALIAS,)
 
@@ -228,6 +229,52 @@ def find(name: str, params: dict[str, Any], result: Any) -> Finding | None:
         if forwarded is not None and forwarded.name in _BY_NAME:
             return _first(forwarded, _BY_NAME[forwarded.name])
     return None
+
+
+# ------------------------------------------------------------------------------------------
+# torch calls LEAPP 0.7.2 records wrongly (measured: benchmarks/leapp_torch_comparison.py)
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TorchCall:
+    """A torch call as the torch defects see it: the name the graph shows, positional and keyword arguments."""
+
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _bool_tensor_operand(call: TorchCall) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.dtype == torch.bool for a in call.args[:1])
+
+
+TORCH_DEFECTS: tuple[Defect, ...] = (
+    Defect("conversion-dtype-dropped", frozenset({"torch.as_tensor", "torch.tensor", "torch.asarray"}),
+           lambda c: c.kwargs.get("dtype") is not None or len(c.args) > 1,
+           "its patched torch.as_tensor/torch.tensor keep the traced array's graph value and drop dtype=, so the "
+           "export computes in the array's dtype and its replay validation fails (\"Float did not match Double\")",
+           "convert after the crossing instead: torch.from_numpy(x).to(torch.float64)"),
+    Defect("data-bypass", frozenset({"Tensor.data"}), lambda c: True,
+           "it does not trace .data: the value is baked into the export as a constant, with nothing logged",
+           "use the tensor itself, or .detach(), instead of .data"),
+    Defect("bool-invert-script", frozenset({"Tensor.__invert__", "Tensor.bitwise_not"}), _bool_tensor_operand,
+           "it records ~ of a bool tensor as Tensor.__invert__, which torch.jit.script rejects, so an export with "
+           "export_with='jit' fails to compile",
+           "use torch.logical_not(m) (and torch.logical_and / torch.logical_or for & and |)"),
+)
+_TORCH_BY_NAME: dict[str, Defect] = {name: defect for defect in TORCH_DEFECTS for name in defect.names}
+
+
+
+def find_torch(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Finding | None:
+    """What LEAPP 0.7.2 gets wrong about a torch call (``name`` as the graph shows it), if anything."""
+    defect = _TORCH_BY_NAME.get(name)
+    if defect is None:
+        return None
+    call = TorchCall(name, args, kwargs)
+    if not defect.applies(call):
+        return None
+    return Finding(defect, "", defect.fix if isinstance(defect.fix, str) else defect.fix(call))
 
 
 # ------------------------------------------------------------------------------------------

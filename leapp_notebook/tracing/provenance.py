@@ -151,6 +151,11 @@ def _needs_plain(value: Any, in_place: bool) -> bool:
     return type(value) in (list, tuple, dict)
 
 
+def tensor_version(tensor: torch.Tensor) -> int:
+    """torch's write counter of a tensor's memory (inference tensors keep none: they cannot be written)."""
+    return 0 if tensor.is_inference() else tensor._version
+
+
 def fingerprint(array: np.ndarray) -> int:
     return hash(np.ascontiguousarray(array).tobytes())
 

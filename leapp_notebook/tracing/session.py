@@ -22,7 +22,17 @@ from . import leapp_defects, ops
 from .builder import NodeBuilder
 from .dtypes import dtype_name
 from .facts import KEY, derive, facts
-from .provenance import Provenance, builder_of, cell_lines, cell_site, fingerprint, iter_traced, plain, root
+from .provenance import (
+    Provenance,
+    builder_of,
+    cell_lines,
+    cell_site,
+    fingerprint,
+    iter_traced,
+    plain,
+    root,
+    tensor_version,
+)
 from .types import Node, TraceError
 
 if TYPE_CHECKING:
@@ -154,7 +164,10 @@ class Session:
         is_tensor = isinstance(value, torch.Tensor)
         eager = value if is_tensor else value.view(np.ndarray)
         if prov.traced_in(builder):
-            current = value._version if is_tensor else (self.versions.get(id(root(value)), 0) if self.versions else 0)
+            if is_tensor:
+                current = tensor_version(value)
+            else:
+                current = self.versions.get(id(root(value)), 0) if self.versions else 0
             if prov.version == current:
                 return prov.node
             node = builder.const(eager, baked=True, origin="view of an array written through another view",
@@ -248,7 +261,7 @@ class Session:
         if isinstance(nodes, list):
             return type(result)(self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False))
         if isinstance(result, torch.Tensor):
-            result._lp = Provenance(builder, nodes, result._version)
+            result._lp = Provenance(builder, nodes, tensor_version(result))
             if isinstance(nodes, torch.fx.Node):
                 _set_value_facts(nodes, tuple(result.shape), dtype_name(result.dtype), "torch", False)
             return result

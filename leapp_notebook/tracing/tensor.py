@@ -22,8 +22,8 @@ import torch
 import torch.fx
 from torch.overrides import TorchFunctionMode
 
+from . import leapp_defects, torch_impl
 from . import session as _session
-from . import torch_impl
 from .facts import ModuleFacts, update
 from .provenance import builder_of, iter_traced, plain
 
@@ -138,6 +138,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     line, location, helper = sess.where()
     source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if attr == "data":
+        _leapp_portability(sess, builder, "Tensor.data", (tensor,), {}, [source.name], line, location)
         return sess.wrap(builder, value, source)
     if attr in _VIEW_PROPERTIES:
         method, extra = _VIEW_PROPERTIES[attr](tensor)
@@ -190,6 +191,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
     node = builder.emit(op, fx_target, tuple(graph_args), graph_kwargs, line=line, numpy=display(func),
                         location=location, helper=helper)
+    _leapp_portability(sess, builder, display(func), args, kwargs, [node.name], line, location)
     if in_place:
         return _rebind(sess, builder, target, node, line, location)
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
@@ -201,6 +203,21 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     node.graph.erase_node(node)
     sources = [v._lp.node.name for v in iter_traced(args, builder)]
     return _unrecorded(sess, builder, display(func), result, line, location, helper, sources)
+
+
+def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       nodes: list[str], line: int | None, location: str | None) -> None:
+    """What LEAPP 0.7.2 would get wrong about a torch call recorded faithfully here (an error in ``leapp``)."""
+    for value in args:
+        if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+            builder.report("numpy-scalar-on-tensor", line, [], location=location, call=what,
+                           scalar=f"{type(value).__name__}({value!r})")
+            break
+    finding = leapp_defects.find_torch(what, args, kwargs)
+    if finding is not None:
+        builder.report("leapp-records-wrongly", line, nodes, name=what, location=location,
+                       severity="error" if sess.profile == "leapp" else "warning", fix=finding.fix,
+                       what=finding.message)
 
 
 def _target(func: Any, name: str, method: bool, in_place: bool, graph_args: list[Any]
@@ -330,6 +347,7 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
                             helper=helper)
     node = builder.emit("call_method", "to", (node, eager.dtype), line=line, numpy=what, location=location,
                         helper=helper) if dtype is not None or not isinstance(value, np.ndarray) else node
+    _leapp_portability(sess, builder, what, (value,), {"dtype": dtype}, [node.name], line, location)
     return sess.wrap(builder, eager, node)
 
 
