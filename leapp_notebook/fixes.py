@@ -13,13 +13,18 @@ spacing, quotes — is left byte for byte as it was:
   ``x[0:1, -1:]``) where the value is an arithmetic operand; ``for v in x[:2]:`` iterates over
   ``(x[0:1], x[1:2])``; ``a, b = x`` unpacks ``x[0:1], x[1:2]``.
 - ``untraced-call``: ``t = call(...)`` inside an ``annotate`` node is split into two nodes:
-  ``annotate.output_tensors(node, {...})`` with the traced values the rest of the node needs, the call,
-  then ``annotate.input_tensors(node + "_post", {...})`` and the node's output renamed to the new node.
+  ``annotate.output_tensors(node, {...})`` with the traced values the call and the rest of the node
+  read, the call, then ``annotate.input_tensors(node + "_post", {...})`` with the values read after it
+  and the call's result; the node's ``output_tensors`` becomes the new node's.
+- ``semantic-mismatch`` of LEAPP's axis=None defect: ``x.max()`` -> ``np.max(x)``,
+  ``np.cumsum(x)`` -> ``np.cumsum(x.reshape(-1), axis=0)``.
 
-The first, second and last rewrites give the same eager result by construction. The others change a
-value's shape (a scalar becomes a one-element array) or its NumPy promotion (a Python float becomes a
-0-d array), so they are offered only when ``trace`` is given and re-running the rewritten cell eagerly
-on the trace's own inputs gives outputs equal to the original's in value, shape and dtype.
+The reversed-slice, numpy-scalar and axis=None rewrites give the same eager result by construction
+and are offered from the source alone. The scalar-key, loop, unpacking and value-extraction rewrites
+change a value's shape (a scalar becomes a one-element array) or its NumPy promotion (a Python float
+becomes a 0-d array): they are offered only when ``trace`` is given and re-running the rewritten cell
+eagerly on the trace's own inputs gives outputs equal to the original's in value, shape and dtype.
+The node split is offered only when re-tracing the split cell gives fewer errors and no new kind.
 
 Line numbers are those of the traced source, ``trace.source``: for a cell run with ``%%leapp_trace``
 that source starts with the magic line (as a comment), so its lines are the cell editor's lines.
@@ -84,7 +89,8 @@ def edit_for(source: str, hazard: Any, trace: Any = None) -> Edit | None:
     """The edit that removes ``hazard`` from ``source`` (the source its ``line`` refers to), or ``None``.
 
     ``trace`` (the ``Trace`` the hazard comes from) lets the rewrites that change a value's shape or
-    promotion be checked by re-running the cell eagerly; without it they are not offered.
+    promotion be checked by re-running the cell eagerly, and the node split by re-tracing it; without
+    it those are not offered.
     """
     return _edit(_Source(source), hazard, trace)
 
@@ -124,7 +130,7 @@ def _edit(source: _Source, hazard: Any, trace: Any) -> Edit | None:
     try:
         result = rewrite(source, hazard, line)
     except (SyntaxError, cst.ParserSyntaxError, RecursionError, ValueError):
-        return None  # the cell does not parse as the tracer compiled it: nothing certain to offer
+        return None  # a source that does not parse, or a statement shape a rewrite does not handle
     if result is None:
         return None
     first, last, new_text, exact = result

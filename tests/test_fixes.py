@@ -165,6 +165,16 @@ def test_value_extraction_that_is_not_only_arithmetic_gets_no_edit(source):
             assert fixes.edit_for(t.source, hazard, t) is None, hazard
 
 
+@pytest.mark.parametrize("source", [
+    "scale = float(x.max())\nscale = scale * 2\ny = x / scale",           # bound again
+    "scale = float(x.max())\ny = x / scale\nprint(scale)",                # used outside arithmetic
+    "scale = float(x.max())\ny = x[scale > 0.5:]",
+])
+def test_value_extraction_with_other_uses_of_its_name_gets_no_edit(source):
+    t = trace_xy(source, X1)
+    assert fixes.edit_for(t.source, only(t, "value-extraction", 1), t) is None
+
+
 def test_value_extraction_edit_needs_the_trace_to_check_the_eager_result():
     t = trace_xy("y = x * x.max().item()", X1)
     hazard = only(t, "value-extraction")
@@ -317,6 +327,23 @@ def test_untraced_call_without_a_node_to_split_gets_no_edit(source):
         assert fixes.edit_for(t.source, hazard, t) is None
 
 
+def test_split_is_offered_only_with_the_trace_that_checks_it():
+    t = ln.trace_cell(SEED_INTERP_CELL, seed_namespace())
+    assert fixes.edit_for(t.source, only(t, "untraced-call")) is None
+    assert fixes.edit_for(t.source, only(t, "untraced-call"), t) is not None
+
+
+def test_split_that_would_export_a_python_number_gets_no_edit():
+    # n = len(state) is computed from the node's data, so the split would export it: not an array,
+    # the re-trace reports a new error and no edit is offered.
+    source = SEED_INTERP_CELL.replace("calibrated = np.interp", "n = len(state)\ncalibrated = np.interp") \
+        .replace("result = state * 0.1 + calibrated", "result = state * 0.1 + calibrated * n")
+    t = ln.trace_cell(source, seed_namespace())
+    hazard = only(t, "untraced-call")
+    assert hazard.line == 4
+    assert fixes.edit_for(t.source, hazard, t) is None
+
+
 def test_untraced_call_not_alone_on_its_line_gets_no_edit():
     source = SEED_INTERP_CELL.replace("calibrated = np.interp(state, CALIB_IN, CALIB_OUT)",
                                       "calibrated = np.interp(state, CALIB_IN, CALIB_OUT); z = 1")
@@ -348,6 +375,12 @@ def test_the_edit_changes_only_its_lines_and_keeps_comments_and_spacing():
     fixed = edit.apply(source)
     assert fixed.splitlines()[:3] == source.splitlines()[:3] and fixed.splitlines()[4:] == source.splitlines()[4:]
     assert fixed.endswith("# trailing\n")
+
+
+def test_a_hazard_inside_a_loop_body_edits_that_line_only():
+    source = "y = x * 0\nfor i in range(2):\n    # reversed on purpose\n    y = y + x[::-1] * i\n"
+    edit, fixed = check_xy(source, "reversed-slice", 4, X1)
+    assert edit == Edit(4, 4, "    y = y + x[::-1] * i", "    y = y + np.flip(x, axis=0) * i")
 
 
 def test_multi_line_statement_edits_the_line_holding_the_construct():
