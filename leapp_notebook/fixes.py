@@ -10,8 +10,9 @@ spacing, quotes — is left byte for byte as it was:
 - ``numpy-scalar``: ``np.float32(2.0)`` -> ``np.array(2.0, dtype=np.float32)``.
 - ``value-extraction``: ``float(e)`` / ``e.item()`` -> ``e`` where the value only feeds arithmetic.
 - ``broken-chain``: literal scalar keys keep an axis (``x[0]`` -> ``x[0:1]``, ``x[0, -1]`` ->
-  ``x[0:1, -1:]``) where the value is an arithmetic operand; ``for v in x[:2]:`` iterates over
-  ``(x[0:1], x[1:2])``; ``a, b = x`` unpacks ``x[0:1], x[1:2]``.
+  ``x[0:1, -1:]``) where the value (or the name it is bound to) only feeds arithmetic;
+  ``for v in x[:2]:`` iterates over ``(x[0:1], x[1:2])``, ``for v in x:`` over
+  ``(x[i:i + 1] for i in range(len(x)))``; ``a, b = x`` unpacks ``x[0:1], x[1:2]``.
 - ``untraced-call``: ``t = call(...)`` inside an ``annotate`` node is split into two nodes:
   ``annotate.output_tensors(node, {...})`` with the traced values the call and the rest of the node
   read, the call, then ``annotate.input_tensors(node + "_post", {...})`` with the values read after it
@@ -478,11 +479,11 @@ def _value_extraction(source: _Source, hazard: Any, line: int) -> _Rewrite | Non
 _AST_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
-def _only_arithmetic_uses(source: _Source, cell: _Cell, call: cst.Call) -> bool:
-    """``name = float(...)`` is the only binding of ``name`` in the cell and every use of it is an
-    operand of ``+ - * / // % **`` (read from the whole cell's ``ast``)."""
-    assign = cell.parents.get(call)
-    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+def _only_arithmetic_uses(source: _Source, cell: _Cell, value: cst.BaseExpression) -> bool:
+    """``name = value`` is the only binding of ``name`` in the cell and every use of it is an operand
+    of ``+ - * / // % **`` (read from the whole cell's ``ast``)."""
+    assign = cell.parents.get(value)
+    if not (isinstance(assign, cst.Assign) and assign.value is value and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)):
         return False
     name = assign.targets[0].target.value
@@ -519,7 +520,7 @@ def _broken_chain(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
     for statement in cell.starting_on(line, (cst.For, cst.Assign)):
         if isinstance(statement, cst.For):
             return _unrolled_loop(cell, statement)
-        if isinstance(statement.targets[0].target, cst.Tuple) and isinstance(statement.value, cst.Name):
+        if isinstance(statement.targets[0].target, (cst.Tuple, cst.List)) and _pure(statement.value):
             return _unpacking(cell, statement)
     replacements = {}
     for sub in cell.starting_on(line, cst.Subscript):
@@ -527,8 +528,9 @@ def _broken_chain(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
         if not all(isinstance(key, cst.Index) and key.star is None and _int_literal(key.value) is not None
                    for key in keys):
             continue
-        if cell.is_store(sub) or _arithmetic_operand(cell, sub) is None:
-            return None  # a standalone scalar: keeping its axis changes the value's shape downstream
+        if cell.is_store(sub) or (_arithmetic_operand(cell, sub) is None
+                                  and not _only_arithmetic_uses(source, cell, sub)):
+            return None  # a scalar used as a Python number: keeping its axis changes what it does
         slices = ", ".join(_kept_axis(_int_literal(key.value)) for key in keys)
         replacements[sub] = _expr(f"{cell.code(sub.value)}[{slices}]", sub)
     return cell.replace(replacements, exact=False)
@@ -537,26 +539,59 @@ def _broken_chain(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
 _MAX_UNROLL = 16
 
 
+def _pure(node: cst.BaseExpression) -> bool:
+    """A name, attribute or literal-key subscript chain: evaluating it twice gives the same array."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.Subscript):
+        for element in node.slice:
+            index = element.slice
+            parts = [index.value] if isinstance(index, cst.Index) else [index.lower, index.upper, index.step]
+            if any(part is not None and _int_literal(part) is None for part in parts):
+                return False
+        return _pure(node.value)
+    return False
+
+
 def _unrolled_loop(cell: _Cell, loop: cst.For) -> _Rewrite | None:
-    """``for v in x[a:b]:`` -> ``for v in (x[a:a+1], ..., x[b-1:b]):`` (literal bounds only)."""
-    sub = loop.iter
-    if not (isinstance(sub, cst.Subscript) and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Slice)):
+    """``for v in x[a:b]:`` -> ``for v in (x[a:a+1], ..., x[b-1:b]):`` (literal bounds);
+    ``for v in x:`` -> ``for v in (x[i:i + 1] for i in range(len(x))):``."""
+    iterated = loop.iter
+    if not _pure(iterated):
         return None
-    index = sub.slice[0].slice
+    literal = _literal_range(iterated)
+    if literal is not None and literal[1] - literal[0] <= _MAX_UNROLL:
+        start, stop = literal
+        base = cell.code(iterated.value)
+        items = ", ".join(f"{base}[{i}:{i + 1}]" for i in range(start, stop))
+        text = f"({items},)" if stop - start == 1 else f"({items})"
+    else:
+        code = cell.code(iterated)
+        used = {node.value for node in cell.nodes if isinstance(node, cst.Name)}
+        index = _fresh("i", used)
+        text = f"({code}[{index}:{index} + 1] for {index} in range(len({code})))"
+    return cell.replace({iterated: _expr(text)}, exact=False)
+
+
+def _literal_range(node: cst.BaseExpression) -> tuple[int, int] | None:
+    """``(a, b)`` of ``x[a:b]`` with non-negative literal bounds and no step, else None."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)):
+        return None
+    index = node.slice[0].slice
     if index.step is not None and _int_literal(index.step) != 1:
         return None
     start = 0 if index.lower is None else _int_literal(index.lower)
     stop = None if index.upper is None else _int_literal(index.upper)
-    if start is None or stop is None or not 0 <= start < stop or stop - start > _MAX_UNROLL:
+    if start is None or stop is None or not 0 <= start < stop:
         return None
-    base = cell.code(sub.value)
-    items = ", ".join(f"{base}[{i}:{i + 1}]" for i in range(start, stop))
-    return cell.replace({sub: _expr(f"({items},)" if stop - start == 1 else f"({items})")}, exact=False)
+    return start, stop
 
 
 def _unpacking(cell: _Cell, assign: cst.Assign) -> _Rewrite | None:
     """``a, b = x`` -> ``a, b = x[0:1], x[1:2]`` (one name per element, no starred target)."""
-    if len(assign.targets) != 1:
+    if len(assign.targets) != 1 or not _pure(assign.value):
         return None
     targets = assign.targets[0].target.elements
     if not targets or any(not isinstance(element, cst.Element) for element in targets) \

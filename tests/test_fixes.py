@@ -202,6 +202,14 @@ def test_scalar_key_keeps_an_axis(source, x, new):
     assert edit.new == new
 
 
+def test_the_seeds_corner_bound_to_a_name_keeps_an_axis():
+    source = "corner = grid[0, 0]\ny = grid * corner"
+    edit, _ = check_fix(source, "broken-chain", 1,
+                        lambda s: ln.trace_cell(s, {"np": np, "grid": X2}, inputs=["grid"], outputs=["y"]),
+                        {"np": np, "grid": X2}, "y")
+    assert edit == Edit(1, 1, "corner = grid[0, 0]", "corner = grid[0:1, 0:1]")
+
+
 def test_loop_over_a_slice_iterates_over_kept_axis_slices():
     source = "total = 0\nfor v in x[:2]:\n    total = total + v\ny = x * total"
     edit, fixed = check_xy(source, "broken-chain", 2, X1)
@@ -216,6 +224,28 @@ def test_loop_over_a_slice_in_the_full_profile():
     assert edit.new == "for v in (x[1:2], x[2:3]):"
 
 
+@pytest.mark.parametrize("source,new", [
+    ("total = 0\nfor v in x:\n    total = total + v\ny = x * total",
+     "for v in (x[i:i + 1] for i in range(len(x))):"),
+    ("i = 2\ntotal = 0\nfor v in x:\n    total = total + v * i\ny = x * total",
+     "for v in (x[i2:i2 + 1] for i2 in range(len(x))):"),
+    ("total = 0\nfor v in X[0:20]:\n    total = total + v\ny = x * total",
+     "for v in (X[0:20][i:i + 1] for i in range(len(X[0:20]))):"),
+])
+def test_loop_over_an_array_iterates_over_kept_axis_slices(source, new):
+    namespace = {"np": np, "x": X1, "X": np.arange(24, dtype=np.float32) / 5}
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if text.startswith("for "))
+    edit, _ = check_fix(source, "broken-chain", line,
+                        lambda s: ln.trace_cell(s, dict(namespace), inputs=["x", "X"], outputs=["y"]), namespace, "y")
+    assert edit.new == new
+
+
+def test_unpacking_a_slice_becomes_slices_of_it():
+    source = "a, b = x[1:3]\ny = x * a + b"
+    edit, _ = check_xy(source, "broken-chain", 1, X1)
+    assert edit.new == "a, b = x[1:3][0:1], x[1:3][1:2]"
+
+
 def test_unpacking_becomes_slices():
     source = "w, a, b, c = x\ny = x * a + w - b * c"
     edit, _ = check_xy(source, "broken-chain", 1, X1)
@@ -224,8 +254,8 @@ def test_unpacking_becomes_slices():
 
 @pytest.mark.parametrize("source,line", [
     ("y = x[0] * 2", 1),                                  # the output itself would become (1,)
-    ("corner = x[0]\ny = x * corner", 1),                 # a standalone scalar
-    ("total = 0\nfor v in x:\n    total = total + v\ny = x * total", 2),    # length unknown
+    ("corner = x[0]\ny = x * corner\nz = int(corner)", 1),   # the name is also used as a Python number
+    ("corner = x[0]\ny = corner", 1),                      # the output would become (1,)
     ("total = 0\nfor v in x[:n]:\n    total = total + v\ny = x * total", 2),  # bound not a literal
     ("total = 0\nfor v in x[:2]:\n    total = total + v\ny = total", 2),      # output shape would change
 ])
