@@ -102,23 +102,31 @@ def apply(source: str, hazard: Any, trace: Any = None) -> str | None:
     return None if edit is None else apply_edit(source, edit)
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, list[Edit | None]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[_Source, dict[int, tuple[Any, Edit | None]]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def edits(trace: Any) -> list[Edit | None]:
     """One entry per ``trace.hazards`` (same order): its edit of ``trace.source``, or ``None``.
 
-    Computed once per trace, parsing each statement with a hazard once: the checked rewrites re-run
+    Each hazard's edit is computed once per trace (a probe adds hazards later: those are computed
+    when they appear), and each statement with a hazard is parsed once: the checked rewrites re-run
     the cell eagerly, and LibCST parses about a thousand lines a second.
     """
     try:
-        return _CACHE[trace]
-    except (KeyError, TypeError):
-        pass
-    source = _Source(trace.source)
-    found = [_edit(source, hazard, trace) for hazard in trace.hazards]
-    with contextlib.suppress(TypeError):
-        _CACHE[trace] = found
+        source, known = _CACHE[trace]
+    except KeyError:
+        source, known = _Source(trace.source), {}
+        with contextlib.suppress(TypeError):
+            _CACHE[trace] = source, known
+    except TypeError:
+        source, known = _Source(trace.source), {}
+    found = []
+    for hazard in trace.hazards:
+        entry = known.get(id(hazard))
+        if entry is None or entry[0] is not hazard:
+            entry = known[id(hazard)] = hazard, _edit(source, hazard, trace)
+        found.append(entry[1])
     return found
 
 
@@ -727,6 +735,7 @@ def _fresh(name: str, taken: Iterable[str]) -> str:
 
 _REDUCTIONS = {"max", "min"}
 _SCANS = {"cumsum", "cumprod"}
+_DEFECT_CALL = re.compile(r"\b(np|ndarray)\.(max|min|cumsum|cumprod)\b")
 
 
 def _axis_none(call: cst.Call, positional: int) -> bool:
@@ -744,13 +753,14 @@ def _axis_none(call: cst.Call, positional: int) -> bool:
 def _semantic_mismatch(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
     """``x.max()`` -> ``np.max(x)``; ``np.cumsum(x)`` -> ``np.cumsum(x.reshape(-1), axis=0)``.
 
-    The hazard's message names the call LEAPP records wrongly (``ndarray.max is recorded ...``);
-    only those calls, without an axis, are rewritten.
+    The hazard's message names the call LEAPP records wrongly (``ndarray.max is recorded ...``) and
+    its fix is about the axis; only those calls, without an axis, are rewritten.
     """
-    owner, _, name = str(getattr(hazard, "message", "")).split(" ", 1)[0].partition(".")
+    named = _DEFECT_CALL.search(str(getattr(hazard, "message", "")))
     cell = source.cell(line)
-    if cell is None or owner not in ("np", "ndarray") or name not in _REDUCTIONS | _SCANS:
+    if cell is None or named is None or "axis" not in str(getattr(hazard, "fix", "")):
         return None
+    owner, name = named.groups()
     replacements = {}
     for call in cell.starting_on(line, cst.Call):
         func = call.func

@@ -505,3 +505,23 @@ def test_axis_none_defect_is_rewritten_without_an_axis(source, new):
 def test_other_semantic_mismatches_get_no_edit(source):
     t = trace_xy(source, X1)
     assert fixes.edit_for(t.source, only(t, "semantic-mismatch"), t) is None
+
+
+def test_hazards_a_probe_adds_later_get_their_own_entry(monkeypatch):
+    import dataclasses
+
+    import torch
+
+    from leapp_notebook.tracing import ops
+
+    # a wrong lookup row (as in test_probe): only the probe sees it, and adds a semantic-mismatch
+    wrong = dataclasses.replace(ops.UFUNC_ROWS[np.subtract], build=ops.elementwise(torch.add))
+    monkeypatch.setitem(ops.UFUNC_ROWS, np.subtract, wrong)
+    t = trace_xy("w = x[::-1] * 3.0\nz = x * 3.0\ny = z - x", X1)
+    assert [m["kind"] for m in graph_model(t)["hazards"]] == ["reversed-slice"]
+    t.probe(seed=0)
+    model = graph_model(t)
+    assert [m["kind"] for m in model["hazards"]] == ["reversed-slice", "semantic-mismatch"]
+    assert model["hazards"][0]["edit"]["new"] == "w = np.flip(x, axis=0) * 3.0"
+    assert "edit" not in model["hazards"][1]
+    assert len(fixes.edits(t)) == 2
