@@ -797,16 +797,20 @@ _EAGER: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def _eager_outputs(trace: Any, source: str) -> dict[tuple[str, str], Any] | None:
-    """``{(node, output): value}`` of ``source`` run eagerly like ``trace``'s cell (its namespace and inputs)."""
+    """``{(node, output): value}`` of ``source`` run eagerly like ``trace``'s cell: its namespace, and
+    copies of the arrays each node was traced with as its inputs (a cell that writes into its input in
+    place must not change the user's array)."""
     from .trace import Trace
 
+    inputs = {node.name: {name: np.array(value, copy=True) for name, value in node.sample_inputs.items()}
+              for node in trace.nodes.values()}
     try:
         replay = Trace([], source=source, namespace=trace._namespace, profile=trace.profile,
                        explicit=trace._explicit)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            outputs = replay.run_eager({})
+            outputs = replay.run_eager(inputs)
     except Exception:  # the cell, not this module, failed: no rewrite can be checked
         return None
     return {(node, name): value for node, values in outputs.items() for name, value in values.items()}

@@ -525,3 +525,12 @@ def test_hazards_a_probe_adds_later_get_their_own_entry(monkeypatch):
     assert model["hazards"][0]["edit"]["new"] == "w = np.flip(x, axis=0) * 3.0"
     assert "edit" not in model["hazards"][1]
     assert len(fixes.edits(t)) == 2
+
+
+def test_checking_a_rewrite_leaves_the_users_input_arrays_alone():
+    x = X1.copy()
+    namespace = {"np": np, "x": x}
+    t = ln.trace_cell("x *= 2\ny = x * x[0]", namespace, inputs=["x"], outputs=["y"])
+    after_the_cell = x.copy()   # the cell itself doubled x, as running it does in a notebook
+    assert fixes.edit_for(t.source, only(t, "broken-chain"), t).new == "y = x * x[0:1]"
+    np.testing.assert_array_equal(x, after_the_cell)   # the eager re-runs worked on copies
