@@ -41,7 +41,7 @@ import re
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -796,20 +796,32 @@ _REWRITES: dict[str, Callable[[_Source, Any, int], _Rewrite | None]] = {
 _EAGER: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def _eager_outputs(trace: Any, source: str) -> dict[tuple[str, str], Any] | None:
-    """``{(node, output): value}`` of ``source`` run eagerly like ``trace``'s cell: its namespace, and
-    copies of the arrays each node was traced with as its inputs (a cell that writes into its input in
-    place must not change the user's array)."""
+def _replay(trace: Any, source: str) -> tuple[Any, dict[str, dict[str, np.ndarray]]]:
+    """A ``Trace`` of ``source`` that re-runs like ``trace``'s cell (same namespace, profile and declared
+    inputs), and copies of the arrays each node was traced with, to pass as its inputs: a cell that
+    writes into its input in place must not change the user's array."""
     from .trace import Trace
 
     inputs = {node.name: {name: np.array(value, copy=True) for name, value in node.sample_inputs.items()}
               for node in trace.nodes.values()}
+    return Trace([], source=source, namespace=trace._namespace, profile=trace.profile,
+                 explicit=trace._explicit), inputs
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The cell's prints and warnings while it is re-run to check an edit are not the user's business."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _eager_outputs(trace: Any, source: str) -> dict[tuple[str, str], Any] | None:
+    """``{(node, output): value}`` of ``source`` run eagerly like ``trace``'s cell."""
     try:
-        replay = Trace([], source=source, namespace=trace._namespace, profile=trace.profile,
-                       explicit=trace._explicit)
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        replay, inputs = _replay(trace, source)
+        with _quiet():
             outputs = replay.run_eager(inputs)
     except Exception:  # the cell, not this module, failed: no rewrite can be checked
         return None
@@ -829,15 +841,10 @@ def _same_eager_result(trace: Any, new_source: str) -> bool:
 def _retrace_is_cleaner(trace: Any, new_source: str) -> bool:
     """The split cell traces with fewer errors than the original and no error of a kind it did not have
     (a value exported from the first node that is not an array would be a new ``untraced-output``)."""
-    from .trace import trace_cell
-
-    if trace._explicit is not None:
-        return False
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            retraced = trace_cell(new_source, dict(trace._namespace), profile=trace.profile)
+        replay, inputs = _replay(trace, new_source)
+        with _quiet():
+            retraced = replay.retrace(inputs)
     except Exception:  # the split cell does not trace: no edit
         return False
     before = [h.kind for h in trace.hazards if h.severity == "error"]
