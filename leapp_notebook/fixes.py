@@ -12,7 +12,8 @@ spacing, quotes — is left byte for byte as it was:
 - ``broken-chain``: literal scalar keys keep an axis (``x[0]`` -> ``x[0:1]``, ``x[0, -1]`` ->
   ``x[0:1, -1:]``) where the value (or the name it is bound to) only feeds arithmetic;
   ``for v in x[:2]:`` iterates over ``(x[0:1], x[1:2])``, ``for v in x:`` over
-  ``(x[i:i + 1] for i in range(len(x)))``; ``a, b = x`` unpacks ``x[0:1], x[1:2]``.
+  ``(x[i:i + 1] for i in range(len(x)))``; ``a, b = x`` unpacks ``x[0:1], x[1:2]``; a full
+  reduction feeding arithmetic keeps its axes (``np.sum(x)`` -> ``np.sum(x, keepdims=True)``).
 - ``untraced-call``: ``t = call(...)`` inside an ``annotate`` node is split into two nodes:
   ``annotate.output_tensors(node, {...})`` with the traced values the call and the rest of the node
   read, the call, then ``annotate.input_tensors(node + "_post", {...})`` with the values read after it
@@ -21,7 +22,7 @@ spacing, quotes — is left byte for byte as it was:
   ``np.cumsum(x)`` -> ``np.cumsum(x.reshape(-1), axis=0)``.
 
 The reversed-slice, numpy-scalar and axis=None rewrites give the same eager result by construction
-and are offered from the source alone. The scalar-key, loop, unpacking and value-extraction rewrites
+and are offered from the source alone. The broken-chain and value-extraction rewrites
 change a value's shape (a scalar becomes a one-element array) or its NumPy promotion (a Python float
 becomes a 0-d array): they are offered only when ``trace`` is given and re-running the rewritten cell
 eagerly on the trace's own inputs gives outputs equal to the original's in value, shape and dtype.
@@ -541,7 +542,52 @@ def _broken_chain(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
             return None  # a scalar used as a Python number: keeping its axis changes what it does
         slices = ", ".join(_kept_axis(_int_literal(key.value)) for key in keys)
         replacements[sub] = _expr(f"{cell.code(sub.value)}[{slices}]", sub)
+    if not replacements:
+        replacements = _kept_reductions(cell, line)
     return cell.replace(replacements, exact=False)
+
+
+# Reductions whose ``keepdims=True`` form LEAPP 0.7.2 records correctly; ``x.max()`` / ``x.min()``
+# become ``np.max(x, keepdims=True)`` because LEAPP mis-records the method without an axis.
+_KEPT_FUNCTIONS = {"sum", "mean", "std", "var", "max", "min", "amax", "amin"}
+_KEPT_METHODS = {"sum", "mean", "std", "var"}
+
+
+def _kept_reductions(cell: _Cell, line: int) -> dict[cst.CSTNode, cst.CSTNode]:
+    """``np.sum(e)`` -> ``np.sum(e, keepdims=True)``, ``e.mean()`` -> ``e.mean(keepdims=True)``,
+    ``e.max()`` -> ``np.max(e, keepdims=True)``: a full reduction keeps its axes, so the ufunc or
+    arithmetic after it stays on arrays (the 0-d case of broken-chain)."""
+    replacements: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in cell.starting_on(line, cst.Call):
+        func = call.func
+        if not isinstance(func, cst.Attribute) or any(arg.star for arg in call.args):
+            continue
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        if keywords & {"axis", "keepdims", "out", "where"}:
+            continue
+        name = func.attr.value
+        on_np = isinstance(func.value, cst.Name) and func.value.value == "np"
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if on_np and name in _KEPT_FUNCTIONS and len(positional) == 1 or \
+                not on_np and not call.args and name in _KEPT_METHODS:
+            replacements[call] = _with_keepdims(call)
+        elif not on_np and not call.args and name in ("max", "min"):
+            replacements[call] = _expr(f"np.{name}({cell.code(func.value)}, keepdims=True)", call)
+    return replacements
+
+
+def _with_keepdims(call: cst.Call) -> cst.Call:
+    """``call`` with ``keepdims=True`` appended to its arguments (its own spacing kept)."""
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.MaybeSentinel):
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif args and args[-1].comma.whitespace_after.empty:  # a trailing comma: f(x,) -> f(x, keepdims=True)
+        args[-1] = args[-1].with_changes(comma=args[-1].comma.with_changes(
+            whitespace_after=cst.SimpleWhitespace(" ")))
+    keepdims = cst.Arg(keyword=cst.Name("keepdims"), value=cst.Name("True"),
+                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                             whitespace_after=cst.SimpleWhitespace("")))
+    return call.with_changes(args=[*args, keepdims])
 
 
 _MAX_UNROLL = 16

@@ -534,3 +534,21 @@ def test_checking_a_rewrite_leaves_the_users_input_arrays_alone():
     after_the_cell = x.copy()   # the cell itself doubled x, as running it does in a notebook
     assert fixes.edit_for(t.source, only(t, "broken-chain"), t).new == "y = x * x[0:1]"
     np.testing.assert_array_equal(x, after_the_cell)   # the eager re-runs worked on copies
+
+
+@pytest.mark.parametrize("source,x,new", [
+    ("y = x / np.sqrt(np.sum(x * x))", X1, "y = x / np.sqrt(np.sum(x * x, keepdims=True))"),
+    ("y = x / np.sqrt(np.sum(x * x))", X2, "y = x / np.sqrt(np.sum(x * x, keepdims=True))"),
+    ("y = x * (x.sum() + x.mean()) + x", X1, "y = x * (x.sum(keepdims=True) + x.mean(keepdims=True)) + x"),
+    ("y = x - (x.max() - x.min())", X1, "y = x - (np.max(x, keepdims=True) - np.min(x, keepdims=True))"),
+    ("y = x / (np.sum( x ,) + 1)", X1, "y = x / (np.sum( x , keepdims=True) + 1)"),
+])
+def test_arithmetic_on_a_full_reduction_keeps_its_axes(source, x, new):
+    edit, _ = check_xy(source, "broken-chain", 1, x, only_error=False)
+    assert edit.new == new
+
+
+def test_a_reduction_whose_0d_result_is_the_output_gets_no_edit():
+    t = trace_xy("y = np.sqrt(np.sum(x * x))", X1)
+    for hazard in t.hazards:
+        assert fixes.edit_for(t.source, hazard, t) is None
