@@ -417,7 +417,10 @@ def _reversed_slice(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
         if text is None:
             return None
         replacements[sub] = _expr(text, sub)
-    return cell.replace(replacements, exact=True)
+    # np.flip gives the same array as the slice; a list or a string on the same line ([::-1] of a
+    # Python sequence, not in the graph) would become an array: then the eager check decides.
+    traced = len(replacements) <= len(getattr(hazard, "graph_nodes", ()) or ())
+    return cell.replace(replacements, exact=traced)
 
 
 # ------------------------------------------------------------------------------------------

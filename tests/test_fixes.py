@@ -1,6 +1,8 @@
 """One-click fixes: each rewrite removes its hazard, gives a graph whose probe passes and a cell whose
 eager result is unchanged; the edit touches only its lines; no edit where the rewrite is not certain."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import SEED_INTERP_CELL
@@ -109,8 +111,18 @@ def test_reversed_slice_without_a_certain_rewrite_gets_no_edit(source, x):
     assert fixes.edit_for(t.source, hazard, t) is None
 
 
+def test_a_reversed_python_list_on_the_line_is_checked_by_the_eager_result():
+    t = ln.trace_cell("y = x[::-1] * len(names[::-1])", {"np": np, "x": X1, "names": ["a", "b"]},
+                      inputs=["x"], outputs=["y"])
+    hazard = only(t, "reversed-slice")
+    assert len(hazard.graph_nodes) == 1        # the list's reversal is not in the graph
+    assert fixes.edit_for(t.source, hazard) is None     # two rewrites, one graph node: not certain alone
+    edit = fixes.edit_for(t.source, hazard, t)
+    assert edit.new == "y = np.flip(x, axis=0) * len(np.flip(names, axis=0))"  # same length: same result
+
+
 def test_reversed_slice_in_an_assignment_target_gets_no_edit():
-    hazard = ln.Hazard("reversed-slice", "error", "node", 1, "x[::-1] = z", "", "")
+    hazard = ln.Hazard("reversed-slice", "error", "node", 1, "x[::-1] = z", "", "", graph_nodes=["getitem"])
     assert fixes.edit_for("x[::-1] = z\n", hazard) is None
 
 
@@ -422,7 +434,7 @@ def test_multi_line_statement_edits_the_line_holding_the_construct():
 
 def test_windows_line_breaks_survive_an_edit():
     source = "a = 1\r\ny = x[::-1]\r\nz = 2\r\n"
-    hazard = ln.Hazard("reversed-slice", "error", "node", 2, "y = x[::-1]", "", "")
+    hazard = ln.Hazard("reversed-slice", "error", "node", 2, "y = x[::-1]", "", "", graph_nodes=["getitem"])
     edit = fixes.edit_for(source, hazard)
     assert edit.apply(source) == "a = 1\r\ny = np.flip(x, axis=0)\r\nz = 2\r\n"
 
@@ -455,9 +467,10 @@ def test_edits_lists_one_entry_per_hazard():
 
 
 def test_a_cell_that_does_not_parse_gets_no_edit():
-    hazard = ln.Hazard("reversed-slice", "error", "node", 1, "", "", "")
+    hazard = ln.Hazard("reversed-slice", "error", "node", 1, "", "", "", graph_nodes=["getitem"])
+    assert fixes.edit_for("y = x[::-1]\n", hazard) is not None
     assert fixes.edit_for("y = x[::-1\n", hazard) is None
-    assert fixes.edit_for("y = x[::-1]\n", ln.Hazard("reversed-slice", "error", "node", 7, "", "", "")) is None
+    assert fixes.edit_for("y = x[::-1]\n", dataclasses.replace(hazard, line=7)) is None
 
 
 # ----------------------------------------------------------------------------- the graph model
@@ -508,8 +521,6 @@ def test_other_semantic_mismatches_get_no_edit(source):
 
 
 def test_hazards_a_probe_adds_later_get_their_own_entry(monkeypatch):
-    import dataclasses
-
     import torch
 
     from leapp_notebook.tracing import ops
