@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 _TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
+_CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
 class RecordingGraph(torch.fx.Graph):
@@ -120,7 +121,9 @@ class NodeBuilder:
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
              *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
-        if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype):  # a cast the lookup inserted
+        if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype) \
+                and numpy.startswith(("np.", "ndarray.")) and numpy not in _CONVERSIONS:
+            # a cast the lookup inserted for NumPy's dtype rules, not the call itself
             node.meta[KEY] = make(line=line, numpy=f"cast to {dtype_name(args[1])} for {numpy}", torch="Tensor.to",
                                   location=location, helper=helper, cast=True)
             return node
