@@ -76,7 +76,7 @@ def test_seed_html_draws_the_graph_hazards_and_probe_result(page, tmp_path, seed
             assert page.locator("svg text", has_text="BAKED baked0").count() == 1
             assert page.locator("svg text", has_text="PROBE FAILED").count() >= 1
     else:
-        assert page.get_by_text("✔ ready to export").is_visible()
+        assert page.get_by_text("⚠ ready to export; 1 warning to read").is_visible()
     assert save(page, tmp_path, f"graph-{profile}.png").stat().st_size > 10_000
 
 

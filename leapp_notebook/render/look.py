@@ -35,7 +35,11 @@ LOOKS: dict[str, Look] = {
         Look("constant", "genuine constant", "#e5e7eb", "#9ca3af", "●", "const"),
         Look("baked", "baked constant: trace-time value frozen", "#fee2e2", "#b91c1c", "✖", "BAKED"),
         Look("mismatch", "graph disagrees with NumPy", "#fee2e2", "#b91c1c", "≠", "MISMATCH"),
+        Look("training", "module called in training mode", "#ccfbf1", "#0f766e", "⚙", "TRAINING MODE"),
+        Look("random", "random op: a new value every run", "#fce7f3", "#be185d", "⚄", "NONDETERMINISTIC"),
         Look("broken", "broken chain: value left the graph", "#ffedd5", "#c2410c", "✂", "BROKEN CHAIN"),
+        Look("branch", "data-dependent branch: the graph holds the path taken", "#fef9c3", "#a16207", "⑂",
+             "BRANCH"),
         Look("reversed", "reversed slice", "#f3e8ff", "#7e22ce", "⇄", "REVERSED SLICE"),
         Look("portability", "LEAPP 0.7.2 would bake this", "#fef3c7", "#b45309", "⚠", "LEAPP WOULD BAKE"),
         Look("collapsed", "collapsed group of unmarked ops", "#f3f4f6", "#9ca3af", "▸", "ops"),
@@ -49,13 +53,18 @@ CATEGORY_OF_KIND: dict[str, str] = {
     "value-extraction": "broken",
     "semantic-mismatch": "mismatch",
     "broken-chain": "broken",
-    "data-dependent-branch": "broken",
+    "data-dependent-branch": "branch",
     "reversed-slice": "reversed",
     "numpy-scalar": "portability",
+    "training-mode": "training",
+    "nondeterministic": "random",
 }
-PRIORITY = ("baked", "mismatch", "broken", "reversed", "portability")
+PRIORITY = ("baked", "mismatch", "training", "random", "broken", "branch", "reversed", "portability")
 
 SEVERITY_ICON = {"error": "✖", "warning": "⚠"}
+# The model's verdict state -> the icon and colour renderers put before its text.
+VERDICT_ICON = {"error": "✖", "warning": "⚠", "ok": "✔"}
+VERDICT_COLOUR = {"error": "#dc2626", "warning": "#b45309", "ok": "#15803d"}
 PROBE_FAILED = "#dc2626"
 PROBE_PASSED = "#15803d"
 SELECTED = "#2563eb"
