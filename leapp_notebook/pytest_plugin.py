@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -92,7 +93,11 @@ class _Checked(pytest.File):
             options = {"probe": self.config.getoption("leapp_probe"),
                        "profile": self.config.getoption("leapp_profile")}
             check = cli.check_notebook if self.path.suffix == ".ipynb" else cli.check_script
-            self._report = check(self.path, **options)
+            with warnings.catch_warnings():
+                # torch deprecates TorchScript, which the export of a cell with --export writes and reloads
+                warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated",
+                                        category=DeprecationWarning)
+                self._report = check(self.path, **options)
         return self._report
 
 
