@@ -412,3 +412,16 @@ def test_hazard_table_fits_a_1024px_output_without_sideways_scroll(output_width)
     assert measured["rows"] >= 1
     assert measured["scroll"] <= measured["client"], measured
     assert measured["table"] <= output_width and measured["overflowing"] == 0, measured
+
+
+def test_a_cast_the_tracer_inserted_says_it_is_a_cast_not_the_call_it_serves():
+    t = trace("y = x + np.ones(2)\nz = y.astype(np.float32)\n", x=np.ones(2, np.float32))
+    model = render.graph_model(t)
+    operand, astype = vertex(model, "to"), vertex(model, "to_1")
+    assert (operand["numpy"], operand["cast"]) == ("np.add", True)
+    assert (astype["numpy"], astype["cast"]) == ("ndarray.astype", False), "the user's own cast is the call"
+    text = render.to_text(t)
+    assert "to: cast to float64 → Tensor.to (keeps NumPy's dtypes in np.add)" in text
+    assert "to: np.add" not in text and "to_1: ndarray.astype → Tensor.to" in text
+    assert "<B>cast to float64</B>" in render.to_dot(t) and "<b>cast to float64</b>" in render.to_html(t)
+    assert model["nodes"][0]["groups"][0]["summary"] == "cast to float64, np.add"

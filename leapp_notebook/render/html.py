@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .labels import esc, preview_text, probe_text, shape_text
+from .labels import call_text, cast_note, esc, preview_text, probe_text, shape_text
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON, VERDICT_COLOUR
 from .model import graph_model
 from .text import summary_line, verdict_words
@@ -209,7 +209,9 @@ def _describe(vertex: dict[str, Any]) -> str:
         if vertex.get("origin"):
             text += f"<br><small>{esc(vertex['origin'])}</small>"
         return text
-    return f"<b>{esc(vertex['numpy'])}</b> → {esc(vertex['torch'])} <small>({esc(vertex['name'])})</small>"
+    note = f" <small>{esc(cast_note(vertex))}</small>" if vertex.get("cast") else ""
+    return (f"<b>{esc(call_text(vertex))}</b> → {esc(vertex['torch'])} <small>({esc(vertex['name'])})</small>"
+            + note)
 
 
 def legend_html(model: dict[str, Any]) -> str:

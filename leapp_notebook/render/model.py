@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
+from .labels import call_text
 from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
 
 SCHEMA = "leapp-trace-graph/1"
@@ -166,6 +167,7 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
                 edges.append(_edge(ids[source_name], vertex, "not-recorded"))
         if role != "input":
             _add_to_group(groups, prefix, vertex, lines)
+    _mark_operand_casts(vertices)
     for group in groups:
         _finish_group(group)
     return {
@@ -180,6 +182,16 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         "groups": groups,
         "hazards": [h["id"] for h in hazards if h["node"] == node.name],
     }
+
+
+def _mark_operand_casts(vertices: list[dict[str, Any]]) -> None:
+    """Mark as ``cast`` the ``Tensor.to`` ops a lookup row emits around its own op (operands cast to
+    NumPy's loop dtype: ``np.add`` of float32 and float64 records a cast, then ``torch.add``), which carry
+    that call's name; a ``Tensor.to`` that is the call itself (``astype``, ``np.asarray(x, dtype=)``) stays."""
+    computed = {(v["numpy"], v["line"]) for v in vertices if v["role"] == "op" and v["torch"] != "Tensor.to"}
+    for vertex in vertices:
+        if vertex["role"] == "op" and vertex["torch"] == "Tensor.to" and (vertex["numpy"], vertex["line"]) in computed:
+            vertex["cast"] = True
 
 
 def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, Any]],
@@ -230,7 +242,7 @@ def _category(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str:
 
 def call_summary(vertices: list[dict[str, Any]]) -> tuple[int, int, str]:
     """(ops, constants, the three most frequent calls) of a set of vertices: ``np.add ×20, np.mul, …``."""
-    calls = Counter(v["numpy"] for v in vertices if v["role"] == "op")
+    calls = Counter(call_text(v) for v in vertices if v["role"] == "op")
     top = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in calls.most_common(3))
     ops = sum(calls.values())
     return ops, sum(v["role"] == "constant" for v in vertices), top + (", …" if len(calls) > 3 else "")

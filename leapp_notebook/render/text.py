@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .labels import preview_text, probe_text, shape_text
+from .labels import call_text, cast_note, preview_text, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
 from .model import call_summary, fold, graph_model, is_marked
 
@@ -126,7 +126,8 @@ def _vertex_text(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> Text:
         if vertex.get("origin"):
             text.append(f"  ({vertex['origin']})", style="dim")
     else:
-        text = Text(f"{vertex['name']}: {vertex['numpy']} → {vertex['torch']}  {typed}")
+        note = f" ({cast_note(vertex)})" if vertex.get("cast") else ""
+        text = Text(f"{vertex['name']}: {call_text(vertex)} → {vertex['torch']}{note}  {typed}")
     for index in vertex["hazards"]:
         hazard = hazards[index]
         text.append(f"  {SEVERITY_ICON.get(hazard['severity'], '')} {hazard['kind']}",
