@@ -136,8 +136,8 @@ class TraceWidget(widgets.VBox):
     def _draw_hazards(self) -> None:
         hazards = self.model["hazards"]
         selected = self.selected_hazard if self.selected_hazard >= 0 else None
-        self.hazard_table.value = (hazard_table_html(hazards, selected=selected) if hazards
-                                   else "<span style=\"color:#15803d\">✔ no hazards</span>")
+        self.hazard_table.value = _block(hazard_table_html(hazards, selected=selected) if hazards
+                                         else "<span style=\"color:#15803d\">✔ no hazards</span>")
 
     def select_hazard(self, index: int) -> None:
         """Emphasise hazard ``index``'s graph nodes (selecting the selected hazard again clears it)."""
@@ -245,8 +245,9 @@ def fallback_html(probes: int, seed: str, directory: str) -> str:
 
 
 def _block(content: str) -> str:
-    """HTML for a widget cell: ipywidgets' HTML widget sets a tall line height for one-line labels."""
-    return f"<div style=\"line-height:1.35;padding:2px 0\">{content}</div>"
+    """HTML for a widget cell: ipywidgets' HTML widget sets a tall line height and no wrapping, for
+    one-line labels."""
+    return f"<div style=\"line-height:1.35;padding:2px 0;white-space:normal\">{content}</div>"
 
 
 def _error(text: str) -> str:

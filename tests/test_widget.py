@@ -45,7 +45,7 @@ def test_widget_draws_with_the_html_renderers_pieces(widget):
     w = widget("leapp")
     model = render.graph_model(w.trace)
     assert w.summary.value == summary_html(model)
-    assert w.hazard_table.value == hazard_table_html(model["hazards"])
+    assert hazard_table_html(model["hazards"]) in w.hazard_table.value
 
 
 def test_selecting_a_hazard_marks_its_graph_nodes_and_row_and_again_clears_it(widget):

@@ -19,7 +19,9 @@ from .text import summary_line, verdict_words
 SEVERITY_COLOUR = {"error": "#b91c1c", "warning": "#b45309"}
 # Long words (paths, code without spaces) break anywhere rather than widen the page.
 _WRAP = "overflow-wrap:anywhere;word-break:break-word"
-_CELL = f"border:1px solid #d1d5db;padding:3px 6px;text-align:left;vertical-align:top;{_WRAP}"
+# white-space and line-height are set, not inherited: ipywidgets' HTML widget sets nowrap and a tall line.
+_CELL = (f"border:1px solid #d1d5db;padding:3px 6px;text-align:left;vertical-align:top;white-space:normal;"
+         f"line-height:1.35;{_WRAP}")
 _CODE = f"font-family:monospace;white-space:pre-wrap;{_WRAP}"
 _TABLE = "<table style=\"border-collapse:collapse;margin:4px 0\">"
 # The hazard table takes the output's width and no more: fixed layout, the code, message and fix
