@@ -288,7 +288,8 @@ def test_export_is_refused_with_its_reason_and_writes_nothing(shell, tmp_path):
     assert isinstance(result.error_in_exec, ln.ExportBlocked)
     shown = captured.stdout + captured.stderr
     assert "ExportBlocked" in shown and "Traceback" not in shown
-    assert any(MIME_TYPE in out.data for out in captured.outputs), "the trace is still shown"
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)  # still shown
+    assert model["export"]["state"] == "refused" and model["export"]["files"] == []
     assert not target.exists() or not any(target.iterdir())
     assert shell.user_ns["_leapp_trace"].hazards[0].kind == "untraced-call"
 
@@ -302,6 +303,8 @@ def test_export_writes_the_clean_node_and_lists_the_files(shell, tmp_path):
     assert result.success, captured.stdout + captured.stderr
     assert (target / "scale.pt").is_file()
     assert str(target / "scale.pt") in captured.stdout
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)
+    assert model["export"]["state"] == "written" and str(target / "scale.pt") in model["export"]["files"]
 
 
 def test_options_parse_lists_and_defaults():
