@@ -187,7 +187,7 @@ def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[
     handle = display(mimebundle(model), raw=True, display_id=True)
     if widget:
         controls = _controls(run.trace, handle, options)
-        controls.exported = model["export"]
+        controls.exported = controls.model["export"] = model["export"]  # kept when a click redraws
         namespace[CONTROLS_VARIABLE] = controls
         display(controls)
     if run.probe is not None:

@@ -313,3 +313,15 @@ def test_options_parse_lists_and_defaults():
     assert options.node == "calib" and options.inputs == ("a", "b") and options.outputs == ("y",)
     assert options.formats == ("jit", "onnx") and options.force and options.profile == "leapp"
     assert magic.parse_options("").node == "node" and magic.parse_options("").formats == ("jit",)
+
+
+def test_a_probe_click_keeps_the_magics_export_result_in_the_redrawn_output(shell, monkeypatch, tmp_path):
+    made = keep_controls(monkeypatch)
+    run(shell, f"%%leapp_trace --export {tmp_path / 'out'}\n" + SEED_INTERP_CELL)
+
+    with capture_output() as captured:
+        made[0].probe_count.value = 3
+        made[0].probe_button.click()
+
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if out.update and MIME_TYPE in out.data)
+    assert model["probe"]["n"] == 3 and model["export"]["state"] == "refused"
