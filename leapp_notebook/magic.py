@@ -9,6 +9,7 @@ source starts with it as a comment), so ``hazard.line`` is the line the user see
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.utils.process import arg_split
 
 from .trace import PROFILES, Trace, trace_cell
 from .tracing.types import CellError, ExportBlocked, TraceError
@@ -23,6 +25,7 @@ from .tracing.types import CellError, ExportBlocked, TraceError
 MAGIC = "leapp_trace"
 EXPORT_FORMATS = ("jit", "onnx")
 TRACE_VARIABLE = "_leapp_trace"
+CONTROLS_VARIABLE = "_leapp_controls"  # the last cell's TraceWidget controls, to drive them from code
 
 
 @dataclass(frozen=True)
@@ -95,13 +98,22 @@ class LeappMagics(Magics):
             _shown_briefly(exc)
             raise
         namespace[TRACE_VARIABLE] = run.trace
-        _show(run, widget=_widget_front_end(self.shell))
+        _show(run, options, widget=_widget_front_end(self.shell), namespace=namespace)
         if run.export_error is not None:
             raise _shown_briefly(run.export_error)
 
 
+# `--prob 4` is not `--probe 4`, `--forc` not `--force` (IPython's parser takes no allow_abbrev argument).
+LeappMagics.leapp_trace.parser.allow_abbrev = False
+
+
 def parse_options(line: str) -> TraceOptions:
-    """Parse a ``%%leapp_trace`` argument line; raises ``UsageError`` with one clear message."""
+    """Parse a ``%%leapp_trace`` argument line; raises ``UsageError`` with one clear message.
+
+    Flags are never abbreviated; an unknown flag is named with the closest real one (``--probes`` ->
+    ``--probe``).
+    """
+    _refuse_unknown_flags(line)
     args = parse_argstring(LeappMagics.leapp_trace, line)
     if args.probe is not None and args.probe < 1:
         raise UsageError(f"--probe {args.probe}: give the number of random inputs to try, at least 1")
@@ -118,6 +130,27 @@ def parse_options(line: str) -> TraceOptions:
     return TraceOptions(node=args.name, inputs=_names(args.inputs), outputs=_names(args.outputs),
                         probe=args.probe, seed=args.seed, profile=args.profile, export=args.export,
                         formats=formats, force=args.force, help=args.help)
+
+
+def flag_names() -> list[str]:
+    """The ``%%leapp_trace`` flags, as written on the line (``--probe``, ``-h``, ...)."""
+    parser = LeappMagics.leapp_trace.parser
+    return [flag for action in parser._actions for flag in action.option_strings]
+
+
+def _refuse_unknown_flags(line: str) -> None:
+    known = flag_names()
+    for token in arg_split(line):
+        if token == "--":
+            break
+        flag = token.partition("=")[0]
+        if not flag.startswith("--") or flag in known:
+            continue
+        # compared without the dashes, which every flag shares and which would make any word look close
+        names = [name[2:] for name in known if name.startswith("--")]
+        close = difflib.get_close_matches(flag[2:], names, n=1, cutoff=0.6)
+        hint = f"; did you mean --{close[0]}?" if close else f"; the flags are {', '.join(known)}"
+        raise UsageError(f"unknown flag {flag}{hint} (see %%leapp_trace --help)")
 
 
 def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, line: str = "",
@@ -141,32 +174,41 @@ def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, lin
     return run
 
 
-def _show(run: CellRun, *, widget: bool) -> None:
+def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[str, Any]) -> None:
     """The trace's own mime bundle always (it survives a save without a kernel); beside it, where a widget
-    front end runs, the widget's Probe and Export controls."""
+    front end runs, the widget's Probe and Export controls, which rewrite that bundle with every result."""
     from IPython.display import display
 
-    handle = display(run.trace, display_id=True)
+    from .render import export_entry, graph_model, mimebundle
+
+    model = graph_model(run.trace)
+    if run.exported is not None or run.export_error is not None:
+        model["export"] = export_entry(files=run.exported, error=run.export_error)
+    handle = display(mimebundle(model), raw=True, display_id=True)
     if widget:
-        display(_controls(run.trace, handle))
+        controls = _controls(run.trace, handle, options)
+        controls.exported = controls.model["export"] = model["export"]  # kept when a click redraws
+        namespace[CONTROLS_VARIABLE] = controls
+        display(controls)
     if run.probe is not None:
         print(run.probe)
     if run.exported:
         print("exported:", *(str(path) for path in run.exported), sep="\n  ")
 
 
-def _controls(trace: Trace, handle: Any) -> Any:
-    """``TraceWidget``'s Probe and Export rows. The graph and hazards are already on screen in the bundle
-    above, which is redrawn (probe marks included) whenever a button has run."""
+def _controls(trace: Trace, handle: Any, options: TraceOptions) -> Any:
+    """``TraceWidget``'s Probe and Export rows, starting from the magic's ``--probe`` and ``--seed``. The
+    graph and hazards are already on screen in the bundle above; after each probe or export that bundle
+    is rewritten (update_display_data on its display id) with the result, so a saved notebook keeps it."""
+    from .render import mimebundle
     from .widget import TraceWidget
 
-    widget = TraceWidget(trace, controls_only=True)
+    widget = TraceWidget(trace, controls_only=True, probe=options.probe, seed=options.seed)
 
     def redraw(_change: Any) -> None:
-        handle.update(trace)
+        handle.update(mimebundle(widget.model), raw=True)
 
-    widget.probe_result.observe(redraw, "value")
-    widget.export_result.observe(redraw, "value")
+    widget.observe(redraw, "results")
     return widget
 
 
@@ -191,4 +233,4 @@ def register(ipython: Any) -> None:
 
 
 __all__ = ["LeappMagics", "TraceOptions", "CellRun", "parse_options", "run_cell", "register",
-           "TRACE_VARIABLE", "EXPORT_FORMATS"]
+           "TRACE_VARIABLE", "CONTROLS_VARIABLE", "EXPORT_FORMATS"]

@@ -451,6 +451,12 @@ class Trace:
         return (f"<Trace profile={self.profile!r} nodes={list(self.nodes)} errors={counts['error']} "
                 f"warnings={counts['warning']}>")
 
+    def __rich__(self) -> Any:
+        """The report as a rich renderable, so a rich console lays it out at its own width."""
+        from .render import renderable
+
+        return renderable(self)
+
     def __str__(self) -> str:
         try:
             from .render import to_text

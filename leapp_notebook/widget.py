@@ -1,10 +1,16 @@
 """``TraceWidget``: the graph widget (ipywidgets) — summary, graph view, hazard table, Probe and Export.
 
-The widget holds a ``Trace`` and draws it through ``leapp_notebook.render`` (one graph model, the SVG
-from ``dot`` or the escaped HTML fallback). Selecting a hazard row re-renders the graph with that
-hazard's graph nodes emphasised. The buttons call ``Trace.probe`` and ``Trace.export``; their
-handlers run synchronously, so tests drive the widget headless with ``button.click()`` and read the
-widgets' values.
+The widget holds a ``Trace`` and draws it with the renderers' own pieces (``leapp_notebook.render``:
+the summary and verdict, the hazard table, the probe and export results, the SVG from ``dot`` or the
+escaped HTML fallback), so it says exactly what the notebook output says. Choosing a hazard in
+``hazard_select`` re-renders the graph with that hazard's graph nodes emphasised. The buttons call
+``Trace.probe`` and ``Trace.export``; their handlers run synchronously, so tests drive the widget
+headless with ``button.click()`` and read the widgets' values.
+
+Shown in a saved notebook without its kernel, a widget has no model to draw: the widget's bundle
+carries a static fallback (the controls, disabled, saying to re-run the cell) for front ends that show
+``text/html`` or ``text/plain`` instead of a dead widget, and ``application/vnd.leapp.controls+json``
+for the JupyterLab extension, which draws the same disabled controls when the widget model is gone.
 """
 
 from __future__ import annotations
@@ -15,39 +21,44 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from .render import graph_model, hazard_vertices, svg_fragment, to_html, to_svg
-from .render.html import SEVERITY_COLOUR, probe_table_html
+from .render import export_entry, graph_model, hazard_vertices, svg_fragment, to_html, to_svg
+from .render.html import export_html, hazard_table_html, probe_html, summary_html
 from .render.labels import esc
-from .render.look import PROBE_FAILED, PROBE_PASSED, SEVERITY_ICON
-from .render.text import summary_line, verdict
+from .render.look import PROBE_FAILED
 
-_HAZARD_COLUMNS = "7.5em 10em 3em minmax(10em, 1.2fr) minmax(12em, 2fr) minmax(12em, 2fr)"
+CONTROLS_MIME_TYPE = "application/vnd.leapp.controls+json"
+RERUN = "re-run the cell to probe or export"
+DEFAULT_PROBES = 16
 
 
 class TraceWidget(widgets.VBox):
     """A trace's graph with its hazards, and Probe and Export controls that call the ``Trace``.
 
+    ``probe`` and ``seed`` are the controls' starting values (the magic passes its ``--probe N --seed S``).
     ``selected_hazard`` is the index (into ``trace.hazards``) of the hazard whose graph nodes are
-    emphasised, or -1.
+    emphasised, or -1. ``results`` counts the probes and exports run: observe it to redraw elsewhere (the
+    magic rewrites the trace's own output with ``model`` after each).
     """
 
     selected_hazard = traitlets.Int(-1)
+    results = traitlets.Int(0)
 
     def __init__(self, trace: Any, *, directory: str = "leapp_export", controls_only: bool = False,
-                 **kwargs: Any):
+                 probe: int | None = None, seed: int | None = None, **kwargs: Any):
         self.trace = trace
         self.model: dict[str, Any] = {}
+        self.exported: dict[str, Any] | None = None
         self._redrawing = False
         self.summary = widgets.HTML()
         self.graph = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="840px",
                                                         border="1px solid #e5e7eb", padding="4px"))
-        self.hazard_buttons: list[widgets.Button] = []
-        self.hazard_table = widgets.GridBox(layout=widgets.Layout(grid_template_columns=_HAZARD_COLUMNS,
-                                                                  grid_gap="2px 8px", width="100%"))
-        self.probe_count = widgets.BoundedIntText(value=16, min=1, max=100_000, description="probes",
-                                                  layout=widgets.Layout(width="11em"))
-        self.probe_seed = widgets.Text(value="", placeholder="random", description="seed",
-                                       layout=widgets.Layout(width="14em"))
+        self.hazard_select = widgets.Dropdown(options=[("none", -1)], value=-1, description="mark",
+                                              layout=widgets.Layout(width="auto", max_width="100%"))
+        self.hazard_table = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.probe_count = widgets.BoundedIntText(value=probe or DEFAULT_PROBES, min=1, max=100_000,
+                                                  description="probes", layout=widgets.Layout(width="11em"))
+        self.probe_seed = widgets.Text(value="" if seed is None else str(seed), placeholder="random",
+                                       description="seed", layout=widgets.Layout(width="14em"))
         self.probe_button = widgets.Button(description="Probe", icon="play", button_style="primary",
                                            tooltip="run the graph and the eager cell on fresh random inputs")
         self.probe_progress = widgets.IntProgress(value=0, min=0, max=1, description="",
@@ -66,10 +77,12 @@ class TraceWidget(widgets.VBox):
         self.export_result = widgets.HTML()
         self.probe_button.on_click(self._on_probe)
         self.export_button.on_click(self._on_export)
+        self.hazard_select.observe(self._on_select, "value")
+        self.controls_only = controls_only
         view = [
             self.summary,
             self.graph,
-            widgets.HTML("<b>Hazards</b> <small>(select a row to mark its graph nodes)</small>"),
+            widgets.HBox([widgets.HTML("<b>Hazards</b>"), self.hazard_select]),
             self.hazard_table,
         ]
         # controls_only: the magic shows the graph and hazards in the trace's own output already.
@@ -89,18 +102,19 @@ class TraceWidget(widgets.VBox):
         """Rebuild the model from the trace and redraw summary, graph and hazard table."""
         before = self._hazard_key(self.selected_hazard)
         self.model = graph_model(self.trace)
+        self.model["export"] = self.exported
         keys = [self._hazard_key(index) for index in range(len(self.model["hazards"]))]
         # The probe may add hazards: keep the same hazard selected, wherever it now is.
         self._redrawing = True
         try:
+            self.hazard_select.options = [("none", -1)] + [
+                (f"{index + 1} · {hazard['kind']}" + ("" if hazard["line"] is None else f" · line {hazard['line']}"),
+                 index) for index, hazard in enumerate(self.model["hazards"])]
             self.selected_hazard = keys.index(before) if before is not None and before in keys else -1
+            self.hazard_select.value = self.selected_hazard
         finally:
             self._redrawing = False
-        good, words = verdict(self.model)
-        colour = PROBE_PASSED if good else PROBE_FAILED
-        self.summary.value = (f"<div style=\"font-size:13px\"><b>Trace</b> "
-                              f"(profile {esc(self.model['profile'])}) · {esc(summary_line(self.model))} · "
-                              f"<b style=\"color:{colour}\">{esc(words)}</b></div>")
+        self.summary.value = summary_html(self.model)
         self._draw_hazards()
         self._draw_graph()
 
@@ -120,47 +134,29 @@ class TraceWidget(widgets.VBox):
             self.graph.value = svg_fragment(svg)
 
     def _draw_hazards(self) -> None:
-        header = [widgets.HTML(f"<b>{title}</b>") for title in ("", "kind", "line", "code", "message", "fix")]
-        cells: list[widgets.Widget] = list(header)
-        self.hazard_buttons = []
-        for index, hazard in enumerate(self.model["hazards"]):
-            selected = index == self.selected_hazard
-            button = widgets.Button(description="marked" if selected else "show", icon="crosshairs",
-                                    button_style="info" if selected else "",
-                                    tooltip="mark this hazard's graph nodes",
-                                    layout=widgets.Layout(width="7.5em"))
-            button.on_click(lambda _button, index=index: self.select_hazard(index))
-            self.hazard_buttons.append(button)
-            colour = SEVERITY_COLOUR.get(hazard["severity"], "#111827")
-            icon = SEVERITY_ICON.get(hazard["severity"], "")
-            line = "" if hazard["line"] is None else str(hazard["line"])
-            where = f"<br><small>in {esc(hazard['location'])}</small>" if hazard.get("location") else ""
-            cells.extend([
-                button,
-                widgets.HTML(_block(f"<span style=\"color:{colour}\"><b>{icon} {esc(hazard['kind'])}</b><br>"
-                                    f"{esc(hazard['severity'])}</span>")),
-                widgets.HTML(_block(esc(line))),
-                widgets.HTML(_block(f"<code style=\"white-space:pre-wrap\">{esc(hazard['code'].strip())}"
-                                    f"</code>{where}")),
-                widgets.HTML(_block(esc(hazard["message"]))),
-                widgets.HTML(_block(esc(hazard["fix"]))),
-            ])
-        if not self.model["hazards"]:
-            cells = [widgets.HTML("<span style=\"color:#15803d\">✔ no hazards</span>")]
-        self.hazard_table.children = cells
+        hazards = self.model["hazards"]
+        selected = self.selected_hazard if self.selected_hazard >= 0 else None
+        self.hazard_table.value = _block(hazard_table_html(hazards, selected=selected) if hazards
+                                         else "<span style=\"color:#15803d\">✔ no hazards</span>")
 
     def select_hazard(self, index: int) -> None:
-        """Emphasise hazard ``index``'s graph nodes (selecting the selected row again clears it)."""
+        """Emphasise hazard ``index``'s graph nodes (selecting the selected hazard again clears it)."""
         self.selected_hazard = -1 if index == self.selected_hazard else index
+
+    def _on_select(self, change: Any) -> None:
+        if not self._redrawing:
+            self.selected_hazard = change["new"]
 
     @traitlets.observe("selected_hazard")
     def _on_selected(self, _change: Any) -> None:
         if self._redrawing:
             return
-        for index, button in enumerate(self.hazard_buttons):
-            selected = index == self.selected_hazard
-            button.description = "marked" if selected else "show"
-            button.button_style = "info" if selected else ""
+        self._redrawing = True
+        try:
+            self.hazard_select.value = self.selected_hazard
+        finally:
+            self._redrawing = False
+        self._draw_hazards()
         self._draw_graph()
 
     # -------------------------------------------------------------- probe
@@ -184,35 +180,16 @@ class TraceWidget(widgets.VBox):
             self.probe_button.disabled = False
         self.refresh()
         self.probe_progress.bar_style = "success" if report.passed else "danger"
-        self.probe_result.value = _block(self._probe_html())
+        self.probe_result.value = _block(probe_html(self.model, table=True))
+        self.results += 1
 
     def _on_progress(self, done: int, total: int) -> None:
         self.probe_progress.max = max(total, 1)
         self.probe_progress.value = done
         self.probe_progress.description = f"{done}/{total}"
 
-    def _probe_html(self) -> str:
-        probe = self.model["probe"]
-        if probe is None:
-            return ""
-        colour = PROBE_PASSED if probe["passed"] else PROBE_FAILED
-        said = "✔ probe passed" if probe["passed"] else "✖ probe FAILED"
-        head = (f"<b style=\"color:{colour}\">{said}</b> on {esc(probe['n'])} fresh inputs "
-                f"(seed {esc(probe['seed'])})")
-        checks = list(probe["outputs"].items())
-        notes = []
-        for name, check in checks:
-            if check.get("first_mismatch"):
-                notes.append(f"<li>{esc(name)}: first mismatch, {esc(check['first_mismatch'])}</li>")
-            if check.get("baked_constants"):
-                notes.append(f"<li>{esc(name)} follows an input in NumPy but not in the graph; baked: "
-                             f"{esc(', '.join(check['baked_constants']))}</li>")
-        return head + probe_table_html(checks) + (f"<ul>{''.join(notes)}</ul>" if notes else "")
-
     # -------------------------------------------------------------- export
     def _on_export(self, _button: Any = None) -> None:
-        from .tracing.types import ExportBlocked
-
         formats = [name for name, box in (("jit", self.export_jit), ("onnx", self.export_onnx)) if box.value]
         directory = self.export_directory.value.strip()
         if not formats:
@@ -224,28 +201,57 @@ class TraceWidget(widgets.VBox):
         self.export_button.disabled = True
         try:
             paths = self.trace.export(directory, formats=formats, force=self.export_force.value)
-        except ExportBlocked as exc:
-            reason = str(exc)  # export's own message already starts "export refused"; say it once
-            self.export_result.value = _error(reason if "refused" in reason.lower()
-                                              else f"export refused: {reason}")
-            return
-        except Exception as exc:  # noqa: BLE001 - a missing onnx extra, a bad directory: said, not raised
-            self.export_result.value = _error(f"export failed: {type(exc).__name__}: {exc}")
-            return
+        except Exception as exc:  # noqa: BLE001 - refused, a missing onnx extra, a bad directory: said, not raised
+            self.exported = export_entry(error=exc)
+        else:
+            self.exported = export_entry(files=[Path(path) for path in paths])
         finally:
             self.export_button.disabled = False
-        items = "".join(f"<li><code>{esc(Path(path))}</code></li>" for path in paths)
-        self.export_result.value = _block(f"<b style=\"color:{PROBE_PASSED}\">✔ exported {len(paths)} "
-                                          f"file{'s' * (len(paths) != 1)}</b><ul>{items}</ul>")
+        self.model["export"] = self.exported
+        self.export_result.value = _block(export_html(self.exported))
+        self.results += 1
+
+    # -------------------------------------------------------------- saved without a kernel
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget view, plus what a front end shows when the widget model is gone (a saved notebook
+        reopened without its kernel): the controls, disabled, saying to re-run the cell."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is None:
+            return data
+        seed = self.probe_seed.value.strip()
+        data["text/plain"] = f"Probe and Export controls ({RERUN})"
+        data["text/html"] = fallback_html(self.probe_count.value, seed, self.export_directory.value)
+        data[CONTROLS_MIME_TYPE] = {
+            "model_id": self.model_id,
+            "probe": {"n": self.probe_count.value, "seed": int(seed) if seed.isdigit() else None},
+            "export": {"directory": self.export_directory.value},
+            "message": RERUN,
+        }
+        return data
+
+
+def fallback_html(probes: int, seed: str, directory: str) -> str:
+    """The Probe and Export controls drawn disabled, with the reason: what a saved notebook shows."""
+    field = "<label style=\"margin-right:10px\">{} <input value=\"{}\" size=\"{}\" disabled></label>"
+    return (
+        "<div class=\"leapp-controls leapp-controls-inactive\" style=\"font-family:sans-serif;font-size:13px\">"
+        "<fieldset disabled style=\"border:1px solid #e5e7eb;padding:4px 8px;margin:0\">"
+        f"<div><b>Probe</b> {field.format('probes', esc(probes), 6)}"
+        f"{field.format('seed', esc(seed), 8)}<button disabled>Probe</button></div>"
+        f"<div style=\"margin-top:4px\"><b>Export</b> {field.format('directory', esc(directory), 24)}"
+        "<button disabled>Export</button></div></fieldset>"
+        f"<div style=\"color:#6b7280\">{RERUN}</div></div>"
+    )
 
 
 def _block(content: str) -> str:
-    """HTML for a widget cell: ipywidgets' HTML widget sets a tall line height for one-line labels."""
-    return f"<div style=\"line-height:1.35;padding:2px 0\">{content}</div>"
+    """HTML for a widget cell: ipywidgets' HTML widget sets a tall line height and no wrapping, for
+    one-line labels."""
+    return f"<div style=\"line-height:1.35;padding:2px 0;white-space:normal\">{content}</div>"
 
 
 def _error(text: str) -> str:
     return _block(f"<div style=\"color:{PROBE_FAILED};white-space:pre-wrap\"><b>✖</b> {esc(text)}</div>")
 
 
-__all__ = ["TraceWidget"]
+__all__ = ["TraceWidget", "CONTROLS_MIME_TYPE", "fallback_html"]

@@ -76,7 +76,7 @@ def test_seed_html_draws_the_graph_hazards_and_probe_result(page, tmp_path, seed
             assert page.locator("svg text", has_text="BAKED baked0").count() == 1
             assert page.locator("svg text", has_text="PROBE FAILED").count() >= 1
     else:
-        assert page.get_by_text("✔ ready to export").is_visible()
+        assert page.get_by_text("⚠ ready to export; 1 warning to read").is_visible()
     assert save(page, tmp_path, f"graph-{profile}.png").stat().st_size > 10_000
 
 
@@ -164,7 +164,7 @@ def test_widget_in_jupyterlab_probes_marks_and_refuses_export(browser, tmp_path)
         page.evaluate("window.jupyterapp.commands.execute('application:toggle-left-area')")
         page.get_by_role("button", name="Probe").click()
         page.wait_for_selector("text=probe FAILED", timeout=60_000)
-        page.get_by_role("button", name="show").first.click()
+        page.locator(".jupyter-widgets select").first.select_option(index=1)  # mark the first hazard
         page.wait_for_selector("svg text:has-text('selected')", timeout=30_000)
         page.get_by_role("button", name="Export").click()
         page.wait_for_selector("text=export refused", timeout=60_000)

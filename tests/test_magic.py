@@ -44,8 +44,8 @@ def keep_controls(monkeypatch) -> list:
     made: list = []
     controls = magic._controls
 
-    def keep(trace, handle):
-        made.append(controls(trace, handle))
+    def keep(trace, handle, options):
+        made.append(controls(trace, handle, options))
         return made[-1]
 
     monkeypatch.setattr(magic, "_controls", keep)
@@ -142,7 +142,7 @@ def test_help_prints_usage_and_traces_nothing(shell):
 
 
 @pytest.mark.parametrize("line, message", [
-    ("--bogus", "unrecognized arguments: --bogus"),
+    ("--bogus", "unknown flag --bogus; the flags are --inputs, --outputs, --probe,"),
     ("--profile fast", "invalid choice: 'fast'"),
     ("--probe many", "invalid int value: 'many'"),
     ("--probe 0", "--probe 0"),
@@ -157,6 +157,76 @@ def test_bad_flags_give_one_usage_line(shell, line, message):
     assert message in captured.stderr
     assert "Traceback" not in captured.stdout + captured.stderr
     assert "y" not in shell.user_ns
+
+
+@pytest.mark.parametrize("line, meant", [
+    ("--probes 4", "--probe"),   # the widget labels its field "probes"
+    ("--prob 4", "--probe"),     # an abbreviation is not taken for the flag
+    ("--forc", "--force"),
+    ("--seeds=3", "--seed"),
+    ("--proflie full", "--profile"),
+])
+def test_unknown_or_abbreviated_flags_are_refused_with_the_closest_real_flag(shell, line, meant):
+    result, captured = run(shell, f"%%leapp_trace {line}\n" + SEED_INTERP_CELL)
+
+    assert isinstance(result.error_in_exec, UsageError)
+    flag = line.split()[0].partition("=")[0]
+    assert f"unknown flag {flag}; did you mean {meant}?" in captured.stderr
+    assert "_leapp_trace" not in shell.user_ns or shell.user_ns["_leapp_trace"] is None
+
+
+def test_abbreviations_are_refused_by_the_parser_itself():
+    assert magic.LeappMagics.leapp_trace.parser.allow_abbrev is False
+    with pytest.raises(UsageError, match="unrecognized arguments: --forc"):
+        magic.parse_argstring(magic.LeappMagics.leapp_trace, "--forc")
+
+
+def test_the_widget_starts_with_the_magics_probe_count_and_seed(shell, monkeypatch):
+    made = keep_controls(monkeypatch)
+
+    run(shell, "%%leapp_trace --probe 8 --seed 0\n" + SEED_INTERP_CELL)
+
+    assert (made[0].probe_count.value, made[0].probe_seed.value) == (8, "0")
+    assert shell.user_ns["_leapp_controls"] is made[0]
+    made[0].probe_button.click()
+    assert shell.user_ns["_leapp_trace"].last_probe.n == 8 and shell.user_ns["_leapp_trace"].last_probe.seed == 0
+
+
+def test_without_flags_the_widget_starts_with_16_probes_and_a_random_seed(shell, monkeypatch):
+    made = keep_controls(monkeypatch)
+
+    run(shell, SEED_MAGIC_CELL)
+
+    assert (made[0].probe_count.value, made[0].probe_seed.value) == (16, "")
+
+
+def test_export_button_writes_its_result_into_the_trace_output(shell, monkeypatch, tmp_path):
+    made = keep_controls(monkeypatch)
+    run(shell, SEED_MAGIC_CELL)
+    made[0].export_directory.value = str(tmp_path / "out")
+
+    with capture_output() as captured:
+        made[0].export_button.click()
+
+    updates = [out.data[MIME_TYPE] for out in captured.outputs if out.update and MIME_TYPE in out.data]
+    assert len(updates) == 1 and updates[0]["export"]["state"] == "refused"
+    assert updates[0]["export"]["message"].startswith("export refused")
+    assert "export refused" in next(out.data["text/html"] for out in captured.outputs if out.update)
+
+
+def test_the_widget_bundle_says_to_re_run_the_cell_where_no_widget_can_be_drawn(shell, monkeypatch):
+    from leapp_notebook.widget import CONTROLS_MIME_TYPE
+
+    keep_controls(monkeypatch)
+    _, captured = run(shell, "%%leapp_trace --probe 5 --seed 3\n" + SEED_INTERP_CELL)
+
+    bundle = next(out.data for out in captured.outputs if WIDGET_MIME in out.data)
+    assert "re-run the cell to probe or export" in bundle["text/plain"]
+    assert "re-run the cell to probe or export" in bundle["text/html"] and "<fieldset disabled" in bundle["text/html"]
+    assert 'value="5"' in bundle["text/html"] and 'value="3"' in bundle["text/html"]
+    controls = bundle[CONTROLS_MIME_TYPE]
+    assert controls["model_id"] == bundle[WIDGET_MIME]["model_id"]
+    assert controls["probe"] == {"n": 5, "seed": 3} and controls["message"] == "re-run the cell to probe or export"
 
 
 def test_missing_input_is_one_message_with_a_close_match(shell):
@@ -218,7 +288,8 @@ def test_export_is_refused_with_its_reason_and_writes_nothing(shell, tmp_path):
     assert isinstance(result.error_in_exec, ln.ExportBlocked)
     shown = captured.stdout + captured.stderr
     assert "ExportBlocked" in shown and "Traceback" not in shown
-    assert any(MIME_TYPE in out.data for out in captured.outputs), "the trace is still shown"
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)  # still shown
+    assert model["export"]["state"] == "refused" and model["export"]["files"] == []
     assert not target.exists() or not any(target.iterdir())
     assert shell.user_ns["_leapp_trace"].hazards[0].kind == "untraced-call"
 
@@ -232,6 +303,8 @@ def test_export_writes_the_clean_node_and_lists_the_files(shell, tmp_path):
     assert result.success, captured.stdout + captured.stderr
     assert (target / "scale.pt").is_file()
     assert str(target / "scale.pt") in captured.stdout
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)
+    assert model["export"]["state"] == "written" and str(target / "scale.pt") in model["export"]["files"]
 
 
 def test_options_parse_lists_and_defaults():
@@ -240,3 +313,15 @@ def test_options_parse_lists_and_defaults():
     assert options.node == "calib" and options.inputs == ("a", "b") and options.outputs == ("y",)
     assert options.formats == ("jit", "onnx") and options.force and options.profile == "leapp"
     assert magic.parse_options("").node == "node" and magic.parse_options("").formats == ("jit",)
+
+
+def test_a_probe_click_keeps_the_magics_export_result_in_the_redrawn_output(shell, monkeypatch, tmp_path):
+    made = keep_controls(monkeypatch)
+    run(shell, f"%%leapp_trace --export {tmp_path / 'out'}\n" + SEED_INTERP_CELL)
+
+    with capture_output() as captured:
+        made[0].probe_count.value = 3
+        made[0].probe_button.click()
+
+    model = next(out.data[MIME_TYPE] for out in captured.outputs if out.update and MIME_TYPE in out.data)
+    assert model["probe"]["n"] == 3 and model["export"]["state"] == "refused"

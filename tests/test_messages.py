@@ -61,7 +61,12 @@ def test_dtype_cast_node_is_labelled_as_a_cast():
     casts = [n for n in node.graph.graph.nodes if n.op == "call_method" and n.target == "to"]
     from leapp_notebook.tracing.facts import facts
 
-    assert casts and all(facts(c).numpy.startswith("cast to float64 for np.add") and facts(c).cast for c in casts)
+    assert casts and all(facts(c).numpy == "np.add" and facts(c).cast for c in casts)
+    model = ln.trace_cell(cell, {"np": np, "a": np.ones(3, np.float32)}, profile="full")._repr_mimebundle_()
+    labels = [v for node in model["application/vnd.leapp.trace+json"]["nodes"] for v in node["vertices"]
+              if v["cast"]]
+    assert labels and all(v["numpy"] == "np.add" for v in labels)
+    assert "cast to float64" in model["text/plain"]
 
 
 def test_mismatch_behind_a_baked_value_names_that_value_not_axis_arguments():

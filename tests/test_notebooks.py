@@ -167,3 +167,52 @@ def test_tour_probe_exposes_the_reversed_slice_and_passes_the_index_array(tour):
     assert [(code, probe["passed"]) for code, probe in probes] == [
         ("y = x[::-1]", False), ("y = x[np.arange(x.shape[0] - 1, -1, -1)]", True)]
     assert probes[0][1]["outputs"]["y"]["max_abs_err"] > 0
+
+
+# ------------------------------------------------------------------------------------------ saved and reopened
+
+SEED_SETUP = ("%load_ext leapp_notebook\nimport numpy as np\n"
+              "raw_state = np.array([0.1, 0.4, 0.7, 0.9], np.float32)\n"
+              "CALIB_IN = np.array([0.0, 0.5, 1.0])\nCALIB_OUT = np.array([0.0, 2.0, 10.0])\n")
+SEED_TRACE_CELL = ("%%leapp_trace --probe 3 --seed 2\n"
+                   "state = annotate.input_tensors('node', {'state': raw_state})\n"
+                   "calibrated = np.interp(state, CALIB_IN, CALIB_OUT)\n"
+                   "result = state * 0.1 + calibrated\n"
+                   "annotate.output_tensors('node', {'result': result})\n")
+CLICKS = ("_leapp_controls.probe_count.value = 5\n_leapp_controls.probe_seed.value = '1'\n"
+          "_leapp_controls.probe_button.click()\n"
+          "_leapp_controls.export_directory.value = 'exports'\n_leapp_controls.export_button.click()\n")
+
+
+@pytest.fixture(scope="module")
+def reopened(tmp_path_factory) -> nbformat.NotebookNode:
+    """A notebook whose trace was probed and exported through the widget's own methods, run, saved and
+    read back from disk as a front end without a kernel would."""
+    folder = tmp_path_factory.mktemp("reopen")
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in
+                                           (SEED_SETUP, SEED_TRACE_CELL, CLICKS)])
+    nbclient.NotebookClient(book, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}}).execute()
+    nbformat.write(book, folder / "probed.ipynb")
+    return nbformat.read(folder / "probed.ipynb", as_version=4)
+
+
+def test_widget_probe_and_export_results_are_saved_in_the_trace_output(reopened):
+    outputs = reopened.cells[1].outputs
+    traces = [out for out in outputs if MIME_TYPE in out.get("data", {})]
+    assert len(traces) == 1, "the widget rewrote the trace's own output, it did not add one"
+    model = traces[0]["data"][MIME_TYPE]
+    assert (model["probe"]["n"], model["probe"]["seed"], model["probe"]["passed"]) == (5, 1, False)
+    assert model["export"]["state"] == "refused" and model["export"]["message"].startswith("export refused")
+    assert model["verdict"]["state"] == "error"
+    page = traces[0]["data"]["text/html"]
+    assert "✖ probe FAILED</b> on 5 fresh inputs (seed 1)" in page and 'data-leapp-export="refused"' in page
+    assert "probe: ✖ FAILED" in traces[0]["data"]["text/plain"]
+    assert [out.get("output_type") for out in reopened.cells[2].outputs if out.get("data")] == []
+
+
+def test_saved_widget_output_falls_back_to_disabled_controls_saying_to_re_run(reopened):
+    widget = next(out["data"] for out in reopened.cells[1].outputs if WIDGET_MIME in out.get("data", {}))
+    assert "re-run the cell to probe or export" in widget["text/plain"]
+    assert "<fieldset disabled" in widget["text/html"] and "re-run the cell to probe or export" in widget["text/html"]
+    assert widget["application/vnd.leapp.controls+json"]["probe"] == {"n": 3, "seed": 2}

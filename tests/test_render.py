@@ -39,7 +39,9 @@ def dot_svg(source):
 def test_seed_model_marks_the_baked_interp_constant_at_its_line(seed_trace):
     model = render.graph_model(seed_trace("leapp"))
     assert model["schema"] == render.SCHEMA and model["profile"] == "leapp" and model["ok"] is False
-    assert model["summary"] == {"nodes": 1, "ops": 3, "errors": 1, "warnings": 0, "probe": None}
+    assert model["summary"] == {"nodes": 1, "ops": 3, "errors": 1, "warnings": 0, "probe": None,
+                                "text": "1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run"}
+    assert model["verdict"] == {"state": "error", "text": "not exportable as is: 1 error hazard"}
     baked = vertex(model, "baked0")
     assert baked["role"] == "constant" and baked["constant"] == "baked" and baked["category"] == "baked"
     assert baked["line"] == 3 and "np.interp" in baked["code"] and baked["origin"] == "np.interp at line 3"
@@ -284,3 +286,142 @@ def test_control_characters_and_backslashes_in_code_do_not_break_graphviz():
               CIN=np.array([0.0, 1.0]), COUT=np.array([0.0, 1.0]))
     svg = render.to_svg(t)
     assert "\x01" not in svg and "\ufffd" in svg and "\\N \\l" in render.to_html(t)
+
+
+# ------------------------------------------------------------------------------------------ verdict and words
+
+def test_verdict_is_error_while_an_error_hazard_stands_then_names_the_failed_probe(seed_trace):
+    t = seed_trace("leapp")
+    t.probe(n=4, seed=0)
+    model = render.graph_model(t)
+    assert model["verdict"] == {"state": "error",
+                                "text": "not exportable as is: 1 error hazard, the probe failed"}
+    assert model["summary"]["text"].endswith("probe: ✖ FAILED")
+
+
+def test_verdict_is_warning_with_warnings_and_ok_once_a_clean_probe_passed(seed_trace):
+    full = seed_trace("full")
+    assert render.graph_model(full)["verdict"] == {
+        "state": "warning", "text": "no error hazards; 1 warning to read; probe to confirm"}
+    full.probe(n=3, seed=0)
+    assert render.graph_model(full)["verdict"] == {"state": "warning", "text": "ready to export; 1 warning to read"}
+    clean = trace("y = x * 2.0", x=np.ones(3, np.float32))
+    assert render.graph_model(clean)["verdict"] == {"state": "ok", "text": "no hazards; probe to confirm"}
+    clean.probe(n=3, seed=0)
+    assert render.graph_model(clean)["verdict"] == {"state": "ok",
+                                                    "text": "ready to export: no hazards, the probe passed"}
+
+
+def test_every_renderer_says_the_models_verdict_and_summary_words(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    model["verdict"] = {"state": "warning", "text": "words only the model holds"}
+    model["summary"]["text"] = "summary only the model holds"
+    text, page = render.to_text(model), render.to_html(model)
+    assert "⚠ words only the model holds" in text and "summary only the model holds" in text
+    assert "⚠ words only the model holds" in page and "summary only the model holds" in page
+    assert 'data-leapp-verdict="warning"' in page
+
+
+def test_a_model_saved_without_verdict_gets_one_when_rendered(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    del model["verdict"], model["summary"]["text"]
+    assert "✖ not exportable as is: 1 error hazard" in render.to_text(model, width=200)
+
+
+def test_export_entry_is_shown_by_text_and_html(seed_trace):
+    model = render.graph_model(seed_trace("leapp"))
+    model["export"] = render.export_entry(files=["out/node.pt", "out/node.yaml"])
+    assert model["export"] == {"state": "written", "files": ["out/node.pt", "out/node.yaml"],
+                               "message": "exported 2 files"}
+    assert "✔ exported 2 files: out/node.pt, out/node.yaml" in render.to_text(model)
+    assert 'data-leapp-export="written"' in render.to_html(model)
+    refused = render.export_entry(error=ln.ExportBlocked("export refused: 1 error hazard stands"))
+    assert refused == {"state": "refused", "files": [], "message": "export refused: 1 error hazard stands"}
+    failed = render.export_entry(error=OSError(f"{PAYLOAD} read-only"))
+    assert failed["state"] == "failed" and failed["message"] == f"export failed: OSError: {PAYLOAD} read-only"
+    model["export"] = failed
+    page = render.to_html(model)
+    assert PAYLOAD not in page and html.escape(PAYLOAD) in page
+
+
+def test_rich_consoles_lay_the_trace_out_at_their_own_width(seed_trace):
+    from rich.console import Console
+
+    t = seed_trace("leapp")
+    widths = {}
+    for width in (60, 160):
+        console = Console(width=width, record=True, color_system=None, force_jupyter=False)
+        console.print(t)
+        text = console.export_text()
+        widths[width] = max(len(line) for line in text.splitlines())
+        assert "untraced-call" in text and "calibrated" in text
+    assert widths[60] <= 60 < widths[160] <= 160
+    assert str(t) == render.to_text(t)
+
+
+@pytest.mark.parametrize("kind, category, tag", [("training-mode", "training", "TRAINING MODE"),
+                                                 ("nondeterministic", "random", "NONDETERMINISTIC"),
+                                                 ("data-dependent-branch", "branch", "BRANCH")])
+def test_torch_hazard_kinds_have_their_own_look_and_legend_entry(seed_trace, kind, category, tag):
+    t = seed_trace("full")
+    node = t.nodes["node"]
+    node.hazards.append(ln.Hazard(kind, "error", "node", 4, "result = state * 0.1 + calibrated", "m", "f",
+                                  graph_nodes=["add"]))
+    model = render.graph_model(t)
+    assert vertex(model, "add")["category"] == category
+    assert LOOKS[category].to_dict() in model["legend"]
+    assert tag in render.to_dot(model) and LOOKS[category].fill in render.to_html(model)
+
+
+# ------------------------------------------------------------------------------------------ width in a browser
+
+LONG_CELL = ('y = np.interp(x, CALIBRATION_POINTS_OF_THE_FRONT_LEFT_WHEEL_SENSOR_AS_MEASURED_IN_THE_LAB, COUT)'
+             ' + x[0:1] * 0.0  # a comment_that_is_one_long_word_without_any_space_to_break_at_' + "x" * 60 + "\n")
+
+
+@pytest.mark.parametrize("output_width", [620, 1000])
+def test_hazard_table_fits_a_1024px_output_without_sideways_scroll(output_width):
+    """620 px is JupyterLab's output area at a 1024 px window with the side bar open; 1000 px without it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not shutil.os.path.exists(chromium):
+        pytest.skip("Chromium is not installed")
+    t = trace(LONG_CELL, x=np.linspace(0, 1, 4).astype(np.float32),
+              CALIBRATION_POINTS_OF_THE_FRONT_LEFT_WHEEL_SENSOR_AS_MEASURED_IN_THE_LAB=np.array([0.0, 1.0]),
+              COUT=np.array([0.0, 3.0]))
+    t.nodes["node"].hazards[0].fix += " " + "a_fix_path/" * 30
+    page_html = render.to_html(t, svg=None)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 800})
+            page.set_content(f"<!doctype html><meta charset='utf-8'><body style='margin:0'>"
+                             f"<div id='out' style='width:{output_width}px;overflow:auto'>{page_html}</div>")
+            measured = page.evaluate("""() => {
+                const out = document.getElementById('out');
+                const table = out.querySelector('table.leapp-hazards');
+                const cells = [...table.querySelectorAll('td')];
+                return {scroll: out.scrollWidth, client: out.clientWidth,
+                        table: table.getBoundingClientRect().width,
+                        overflowing: cells.filter(c => c.scrollWidth > c.clientWidth + 1).length,
+                        rows: table.querySelectorAll('tr.leapp-hazard-line').length};
+            }""")
+        finally:
+            browser.close()
+    assert measured["rows"] >= 1
+    assert measured["scroll"] <= measured["client"], measured
+    assert measured["table"] <= output_width and measured["overflowing"] == 0, measured
+
+
+def test_a_cast_the_tracer_inserted_says_it_is_a_cast_not_the_call_it_serves():
+    t = trace("y = x + np.ones(2)\nz = y.astype(np.float32)\n", x=np.ones(2, np.float32))
+    model = render.graph_model(t)
+    operand, astype = vertex(model, "to"), vertex(model, "to_1")
+    assert (operand["numpy"], operand["cast"]) == ("np.add", True)
+    assert (astype["numpy"], astype["cast"]) == ("ndarray.astype", False), "the user's own cast is the call"
+    text = render.to_text(t)
+    assert "to: cast to float64 → Tensor.to (keeps NumPy's dtypes in np.add)" in text
+    assert "to: np.add" not in text and "to_1: ndarray.astype → Tensor.to" in text
+    assert "<B>cast to float64</B>" in render.to_dot(t) and "<b>cast to float64</b>" in render.to_html(t)
+    assert model["nodes"][0]["groups"][0]["summary"] == "cast to float64, np.add"

@@ -10,6 +10,8 @@ import pytest
 from conftest import SEED_INTERP_CELL
 
 import leapp_notebook as ln
+from leapp_notebook import render
+from leapp_notebook.render.html import hazard_table_html, summary_html
 from leapp_notebook.render.look import PROBE_FAILED, SELECTED
 
 HAS_DOT = shutil.which("dot") is not None
@@ -29,23 +31,33 @@ def test_widget_shows_summary_graph_and_one_row_per_hazard(widget):
     w = widget("leapp")
     assert isinstance(w, ln.TraceWidget)
     assert "1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run" in w.summary.value
-    assert "not exportable" in w.summary.value
+    assert "✖ not exportable as is: 1 error hazard" in w.summary.value
     assert ("<svg" in w.graph.value) == HAS_DOT and "BAKED baked0" in w.graph.value
-    assert len(w.hazard_buttons) == 1 and len(w.hazard_table.children) == 6 + 6
-    row = [c.value for c in w.hazard_table.children[7:12]]
-    assert "untraced-call" in row[0] and ">3<" in row[1] and "np.interp(state, CALIB_IN, CALIB_OUT)" in row[2]
-    assert "baked into the graph" in row[3] and "split the node" in row[4]
+    assert w.hazard_select.options == (("none", -1), ("1 · untraced-call · line 3", 0))
+    table = w.hazard_table.value
+    assert table.count("<tr class=\"leapp-hazard leapp-hazard-line\"") == 1
+    assert "untraced-call" in table and ">3<" in table and "np.interp(state, CALIB_IN, CALIB_OUT)" in table
+    assert "baked into the graph" in table and "split the node" in table
 
 
-def test_selecting_a_hazard_row_marks_its_graph_nodes_and_again_clears_it(widget):
+def test_widget_draws_with_the_html_renderers_pieces(widget):
+    """One presentation source: the widget's summary and hazard table are the HTML renderer's."""
     w = widget("leapp")
-    assert SELECTED not in w.graph.value
-    w.hazard_buttons[0].click()
-    assert w.selected_hazard == 0 and w.hazard_buttons[0].description == "marked"
+    model = render.graph_model(w.trace)
+    assert w.summary.value == summary_html(model)
+    assert hazard_table_html(model["hazards"]) in w.hazard_table.value
+
+
+def test_selecting_a_hazard_marks_its_graph_nodes_and_row_and_again_clears_it(widget):
+    w = widget("leapp")
+    assert SELECTED not in w.graph.value and "data-leapp-selected" not in w.hazard_table.value
+    w.hazard_select.value = 0
+    assert w.selected_hazard == 0 and "data-leapp-selected" in w.hazard_table.value
     if HAS_DOT:
         assert SELECTED in w.graph.value
-    w.hazard_buttons[0].click()
-    assert w.selected_hazard == -1 and SELECTED not in w.graph.value
+    w.select_hazard(0)
+    assert w.selected_hazard == -1 and w.hazard_select.value == -1 and SELECTED not in w.graph.value
+    assert "data-leapp-selected" not in w.hazard_table.value
 
 
 def test_probe_button_runs_the_probe_with_progress_and_shows_the_failing_output(widget):
@@ -145,11 +157,10 @@ def test_widget_escapes_user_strings_everywhere():
     t = ln.trace_cell(source, {"np": np, "raw": np.array([0.2, 0.6], np.float32), "CIN": np.array([0.0, 1.0]),
                                "COUT": np.array([0.0, 5.0])})
     w = ln.TraceWidget(t)
-    w.hazard_buttons[0].click()
+    w.hazard_select.value = 0
     w.probe_count.value = 3
     w.probe_button.click()
-    values = [w.summary.value, w.graph.value, w.probe_result.value] + \
-        [c.value for c in w.hazard_table.children if hasattr(c, "value") and isinstance(c.value, str)]
+    values = [w.summary.value, w.graph.value, w.probe_result.value, w.hazard_table.value]
     assert all("<img" not in value for value in values)
     assert any(html.escape(PAYLOAD) in value for value in values)
 
@@ -158,5 +169,37 @@ def test_a_clean_trace_says_it_has_no_hazards():
     t = ln.trace_cell("y = x * 2.0 + 1.0", {"np": np, "x": np.ones(3, np.float32)},
                       inputs=["x"], outputs=["y"])
     w = ln.TraceWidget(t)
-    assert w.hazard_buttons == [] and "no hazards" in w.hazard_table.children[0].value
-    assert "✖ 0 errors · ⚠ 0 warnings" in w.summary.value and "no error hazards" in w.summary.value
+    assert w.hazard_select.options == (("none", -1),) and "no hazards" in w.hazard_table.value
+    assert "✖ 0 errors · ⚠ 0 warnings" in w.summary.value and "✔ no hazards; probe to confirm" in w.summary.value
+
+
+def test_widget_starts_from_the_given_probe_count_and_seed(seed_namespace):
+    t = ln.trace_cell(SEED_INTERP_CELL, dict(seed_namespace))
+    w = ln.TraceWidget(t, probe=8, seed=0)
+    assert (w.probe_count.value, w.probe_seed.value) == (8, "0")
+    w.probe_button.click()
+    assert (t.last_probe.n, t.last_probe.seed) == (8, 0) and w.results == 1
+
+
+def test_export_result_is_kept_in_the_model_the_output_is_redrawn_from(widget, monkeypatch):
+    w = widget("full")
+    monkeypatch.setattr(w.trace, "export", lambda directory, **_: [Path(directory) / "node.pt"])
+    w.export_directory.value = "out"
+    w.export_button.click()
+    assert w.results == 1 and w.model["export"] == {"state": "written", "files": [str(Path("out/node.pt"))],
+                                                   "message": "exported 1 file"}
+    w.probe_count.value = 2
+    w.probe_button.click()
+    assert w.model["export"]["state"] == "written", "a later probe keeps the export result"
+    assert "exported 1 file" in render.to_html(w.model)
+
+
+def test_fallback_controls_are_disabled_and_escape_the_directory(seed_namespace):
+    from leapp_notebook.widget import CONTROLS_MIME_TYPE
+
+    w = ln.TraceWidget(ln.trace_cell(SEED_INTERP_CELL, dict(seed_namespace)), directory=PAYLOAD)
+    bundle = w._repr_mimebundle_()
+    assert "<img" not in bundle["text/html"] and html.escape(PAYLOAD) in bundle["text/html"]
+    assert "<fieldset disabled" in bundle["text/html"] and "re-run the cell" in bundle["text/plain"]
+    assert bundle[CONTROLS_MIME_TYPE]["export"] == {"directory": PAYLOAD}
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id

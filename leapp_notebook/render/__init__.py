@@ -9,8 +9,8 @@ a model dict and reads only the model.
 from .dot import svg_fragment, to_dot, to_svg
 from .html import to_html
 from .mime import mimebundle
-from .model import MIME_TYPE, SCHEMA, graph_model, hazard_vertices
+from .model import MIME_TYPE, SCHEMA, export_entry, graph_model, hazard_vertices, verdict
 from .text import renderable, summary_line, to_text
 
-__all__ = ["MIME_TYPE", "SCHEMA", "graph_model", "hazard_vertices", "mimebundle", "renderable",
-           "summary_line", "svg_fragment", "to_dot", "to_html", "to_svg", "to_text"]
+__all__ = ["MIME_TYPE", "SCHEMA", "export_entry", "graph_model", "hazard_vertices", "verdict", "mimebundle",
+           "renderable", "summary_line", "svg_fragment", "to_dot", "to_html", "to_svg", "to_text"]

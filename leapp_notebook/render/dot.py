@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .labels import CONTROL_CHARACTERS, clip, esc, module_label, preview_text, probe_text, shape_text
+from .labels import (
+    CONTROL_CHARACTERS,
+    call_text,
+    cast_note,
+    clip,
+    esc,
+    module_label,
+    preview_text,
+    probe_text,
+    shape_text,
+)
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON
 from .model import call_summary, fold, graph_model, is_marked, severity_of
 
@@ -191,10 +201,12 @@ class _Writer:
             rows = [f"<B>{esc(look.icon + ' ' + module_label(vertex))}</B>", small.format(esc(where.lstrip(' ·')))]
         else:
             icon = f"{look.icon} " if look.icon else ""
-            cast = vertex["cast"] or vertex["torch"] == "Tensor.to"
-            torch_op = vertex["torch"] + (f" (cast to {vertex['dtype']})" if cast else "")
-            rows = [f"<B>{esc(icon + vertex['numpy'])}</B>", small.format("→ " + esc(torch_op)),
-                    small.format(esc(typed + where))]
+            astype = not vertex["cast"] and vertex["torch"] == "Tensor.to"
+            torch_op = vertex["torch"] + (f" (cast to {vertex['dtype']})" if astype else "")
+            rows = [f"<B>{esc(icon + call_text(vertex))}</B>", small.format("→ " + esc(torch_op))]
+            if vertex["cast"]:
+                rows.append(small.format(esc(cast_note(vertex))))
+            rows.append(small.format(esc(typed + where)))
         rows.extend(self._hazard_rows(vertex, titled=vertex.get("constant") == "baked"))
         return rows
 
@@ -215,7 +227,7 @@ class _Writer:
         return rows
 
     def _tooltip(self, vertex: dict[str, Any]) -> str:
-        lines = [f"{vertex['numpy']} → {vertex['torch']}" if vertex["role"] == "op" else
+        lines = [f"{call_text(vertex)} → {vertex['torch']}" if vertex["role"] == "op" else
                  module_label(vertex) if vertex["role"] == "module" else vertex["name"]]
         for index in vertex["hazards"]:
             hazard = self.hazards[index]

@@ -11,15 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from .labels import esc, preview_text, probe_text, shape_text
-from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SEVERITY_ICON
+from .labels import call_text, cast_note, esc, preview_text, probe_text, shape_text
+from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON, VERDICT_COLOUR
 from .model import graph_model
-from .text import summary_line, verdict
+from .text import summary_line, verdict_words
 
 SEVERITY_COLOUR = {"error": "#b91c1c", "warning": "#b45309"}
-_CELL = "border:1px solid #d1d5db;padding:3px 6px;text-align:left;vertical-align:top"
-_CODE = "font-family:monospace;white-space:pre-wrap"
+# Long words (paths, code without spaces) break anywhere rather than widen the page.
+_WRAP = "overflow-wrap:anywhere;word-break:break-word"
+# white-space and line-height are set, not inherited: ipywidgets' HTML widget sets nowrap and a tall line.
+_CELL = (f"border:1px solid #d1d5db;padding:3px 6px;text-align:left;vertical-align:top;white-space:normal;"
+         f"line-height:1.35;{_WRAP}")
+_CODE = f"font-family:monospace;white-space:pre-wrap;{_WRAP}"
 _TABLE = "<table style=\"border-collapse:collapse;margin:4px 0\">"
+# The hazard table takes the output's width and no more: fixed layout, the code, message and fix
+# columns share what the narrow ones leave, and their text wraps (no sideways scroll at 1024 px).
+_HAZARD_TABLE = ("<table class=\"leapp-hazards\" style=\"border-collapse:collapse;margin:4px 0;"
+                 "table-layout:fixed;width:100%;max-width:100%\">")
+_HAZARD_COLUMNS = ("<colgroup><col style=\"width:2em\"><col style=\"width:10.5em\"><col style=\"width:3.2em\">"
+                   "<col style=\"width:24%\"><col><col></colgroup>")
 
 
 def _td(content: str, style: str = "") -> str:
@@ -39,12 +49,15 @@ def to_html(trace_or_model: Any, *, svg: str | None = None, ops_open: bool | Non
     model = graph_model(trace_or_model)
     if ops_open is None:
         ops_open = svg is None
-    good, words = verdict(model)
-    said = f"<b style=\"color:{PROBE_PASSED if good else PROBE_FAILED}\">{esc(words)}</b>"
     parts = [
-        "<div class=\"leapp-trace\" style=\"font-family:sans-serif;font-size:13px;line-height:1.35\">",
-        f"<div><b>Trace</b> (profile {esc(model['profile'])}) · {esc(summary_line(model))} · {said}</div>",
+        "<div class=\"leapp-trace\" style=\"font-family:sans-serif;font-size:13px;line-height:1.35;"
+        "max-width:100%\">",
+        summary_html(model),
     ]
+    if model.get("export"):
+        parts.append(export_html(model["export"]))
+    if model.get("probe"):
+        parts.append(probe_html(model))
     if svg is not None:
         parts.append(f"<div class=\"leapp-graph\" style=\"overflow:auto;max-width:100%\">{svg}</div>")
     for node in model["nodes"]:
@@ -53,6 +66,48 @@ def to_html(trace_or_model: Any, *, svg: str | None = None, ops_open: bool | Non
         parts.append(legend_html(model))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def summary_html(model: dict[str, Any]) -> str:
+    """``Trace (profile leapp) · 1 node · 3 ops · … · ✖ not exportable as is: …``: the model's words."""
+    state = model["verdict"]["state"]
+    said = (f"<b class=\"leapp-verdict\" data-leapp-verdict=\"{esc(state)}\" "
+            f"style=\"color:{VERDICT_COLOUR[state]}\">{esc(verdict_words(model))}</b>")
+    return (f"<div class=\"leapp-summary\"><b>Trace</b> (profile {esc(model['profile'])}) · "
+            f"{esc(summary_line(model))} · {said}</div>")
+
+
+def probe_html(model: dict[str, Any], *, table: bool = False) -> str:
+    """The last probe: passed or failed on how many inputs with which seed, and what each failing output
+    shows (its first mismatch, the baked constants behind it). ``table``: with the result of every output
+    (``to_html`` shows them per node instead)."""
+    probe = model["probe"]
+    colour = PROBE_PASSED if probe["passed"] else PROBE_FAILED
+    said = "✔ probe passed" if probe["passed"] else "✖ probe FAILED"
+    notes = []
+    for name, check in probe["outputs"].items():
+        if check.get("first_mismatch"):
+            notes.append(f"<li>{esc(name)}: first mismatch, {esc(check['first_mismatch'])}</li>")
+        if check.get("baked_constants"):
+            notes.append(f"<li>{esc(name)} follows an input in NumPy but not in the graph; baked: "
+                         f"{esc(', '.join(check['baked_constants']))}</li>")
+    return (f"<div class=\"leapp-probe\" data-leapp-probe=\"{'passed' if probe['passed'] else 'failed'}\">"
+            f"<b style=\"color:{colour}\">{said}</b> on {esc(probe['n'])} fresh inputs (seed {esc(probe['seed'])})"
+            + (probe_table_html(list(probe["outputs"].items())) if table else "")
+            + (f"<ul style=\"margin:2px 0\">{''.join(notes)}</ul>" if notes else "") + "</div>")
+
+
+def export_html(exported: dict[str, Any]) -> str:
+    """The model's ``export`` entry: the files written, or why nothing was."""
+    written = exported["state"] == "written"
+    colour = PROBE_PASSED if written else PROBE_FAILED
+    if written:
+        files = "".join(f"<li><code style=\"{_WRAP}\">{esc(name)}</code></li>" for name in exported["files"])
+        body = f"<b style=\"color:{colour}\">✔ {esc(exported['message'])}</b><ul style=\"margin:2px 0\">{files}</ul>"
+    else:
+        body = (f"<div style=\"color:{colour};white-space:pre-wrap;{_WRAP}\"><b>✖</b> "
+                f"{esc(exported['message'])}</div>")
+    return f"<div class=\"leapp-export\" data-leapp-export=\"{esc(exported['state'])}\">{body}</div>"
 
 
 def _node(model: dict[str, Any], node: dict[str, Any], ops_open: bool) -> str:
@@ -73,22 +128,26 @@ def _node(model: dict[str, Any], node: dict[str, Any], ops_open: bool) -> str:
     return "\n".join(parts)
 
 
-def hazard_table_html(hazards: list[dict[str, Any]]) -> str:
-    """An HTML table of hazards: severity, kind, line, code, message, fix."""
+def hazard_table_html(hazards: list[dict[str, Any]], *, selected: int | None = None) -> str:
+    """An HTML table of hazards: severity, kind, line, code, message, fix. It fits its container's width
+    (the code, message and fix cells wrap). ``selected``: the model id of a hazard whose row is outlined."""
     titles = ("", "kind", "line", "code", "message", "fix")
     header = "".join(f"<th style=\"{_CELL}\">{title}</th>" for title in titles)
     rows = [f"<tr>{header}</tr>"]
     for hazard in hazards:
         colour = f"color:{SEVERITY_COLOUR.get(hazard['severity'], '#111827')}"
         location = f"<br><small>in {esc(hazard['location'])}</small>" if hazard.get("location") else ""
+        chosen = selected is not None and hazard.get("id") == selected
+        mark = f" style=\"outline:3px solid {SELECTED}\" data-leapp-selected=\"true\"" if chosen else ""
         rows.append(
-            f"<tr class=\"leapp-hazard\" data-kind=\"{esc(hazard['kind'])}\">"
+            f"<tr class=\"leapp-hazard leapp-hazard-line\" data-kind=\"{esc(hazard['kind'])}\" "
+            f"data-leapp-kind=\"{esc(hazard['kind'])}\" data-leapp-severity=\"{esc(hazard['severity'])}\"{mark}>"
             + _td(f"<b>{SEVERITY_ICON.get(hazard['severity'], '?')}</b>", colour)
             + _td(f"<b>{esc(hazard['kind'])}</b><br>{esc(hazard['severity'])}", colour)
             + _td("" if hazard["line"] is None else str(hazard["line"]))
             + _td(esc(hazard["code"].strip()) + location, _CODE)
             + _td(esc(hazard["message"])) + _td(esc(hazard["fix"])) + "</tr>")
-    return _TABLE + "".join(rows) + "</table>"
+    return _HAZARD_TABLE + _HAZARD_COLUMNS + "".join(rows) + "</table>"
 
 
 def probe_table_html(checks: list[tuple[str, dict[str, Any]]]) -> str:
@@ -152,7 +211,9 @@ def _describe(vertex: dict[str, Any]) -> str:
         if vertex.get("origin"):
             text += f"<br><small>{esc(vertex['origin'])}</small>"
         return text
-    return f"<b>{esc(vertex['numpy'])}</b> → {esc(vertex['torch'])} <small>({esc(vertex['name'])})</small>"
+    note = f" <small>{esc(cast_note(vertex))}</small>" if vertex.get("cast") else ""
+    return (f"<b>{esc(call_text(vertex))}</b> → {esc(vertex['torch'])} <small>({esc(vertex['name'])})</small>"
+            + note)
 
 
 def legend_html(model: dict[str, Any]) -> str:

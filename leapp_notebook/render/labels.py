@@ -34,6 +34,19 @@ def preview_text(values: list[Any], size: int | None = None) -> str:
     return "[" + ", ".join(parts) + (", …" if more else "") + "]"
 
 
+def call_text(vertex: dict[str, Any]) -> str:
+    """What an op computes, in NumPy's words. A cast the tracer inserted to keep NumPy's dtypes carries
+    the call it serves (``np.add``) in ``numpy``; it says it is a cast instead of posing as that call."""
+    if vertex.get("cast"):
+        return f"cast to {vertex['dtype']}"
+    return vertex["numpy"]
+
+
+def cast_note(vertex: dict[str, Any]) -> str:
+    """Why a tracer-inserted cast is there ('' for any other vertex)."""
+    return f"keeps NumPy's dtypes in {vertex['numpy']}" if vertex.get("cast") else ""
+
+
 def probe_text(check: dict[str, Any]) -> str:
     """One line for an output's probe result."""
     if check["passed"]:

@@ -18,6 +18,7 @@ import torch.fx
 
 from ..tracing.facts import NodeFacts, facts
 from ..tracing.provenance import cell_lines
+from .labels import call_text
 from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
 
 SCHEMA = "leapp-trace-graph/1"
@@ -32,8 +33,11 @@ def hazard_category(kind: str, severity: str) -> str:
 
 
 def graph_model(trace: Any) -> dict[str, Any]:
-    """The graph model of ``trace`` (a ``Trace``); a model dict is returned unchanged."""
+    """The graph model of ``trace`` (a ``Trace``); a model dict is returned as is (a model saved before
+    the verdict existed gets its verdict and summary words filled in)."""
     if isinstance(trace, dict):
+        if "verdict" not in trace or "text" not in trace["summary"]:
+            _say(trace)
         return trace
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
@@ -50,7 +54,7 @@ def graph_model(trace: Any) -> dict[str, Any]:
     used = {"input", "op", "output"}
     for node in nodes:
         used.update(v["category"] for v in node["vertices"])
-    return {
+    model = {
         "schema": SCHEMA,
         "profile": trace.profile,
         "ok": bool(trace.ok),
@@ -65,8 +69,52 @@ def graph_model(trace: Any) -> dict[str, Any]:
         "nodes": nodes,
         "hazards": hazards,
         "probe": probe,
+        "export": None,
         "legend": [LOOKS[c].to_dict() for c in LOOKS if c in used],
     }
+    _say(model)
+    return model
+
+
+def _say(model: dict[str, Any]) -> None:
+    """Write the words every renderer shows: ``summary.text`` and ``verdict``."""
+    model["summary"]["text"] = summary_text(model["summary"])
+    model["verdict"] = verdict(model)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """``1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run``."""
+    probe = {None: "not run", "passed": "✔ passed", "failed": "✖ FAILED"}[summary["probe"]]
+    return (f"{_count(summary['nodes'], 'node')} · {summary['ops']} ops · ✖ {_count(summary['errors'], 'error')}"
+            f" · ⚠ {_count(summary['warnings'], 'warning')} · probe: {probe}")
+
+
+def verdict(model: dict[str, Any]) -> dict[str, str]:
+    """Whether the trace may be exported as is: ``{"state": "error" | "warning" | "ok", "text": ...}``.
+
+    ``error``: an error hazard stands or the probe failed (export refuses). ``warning``: no error, but
+    warnings to read. ``ok``: neither. The text says why and, until a probe has passed, asks for one.
+    Renderers put the state's icon (``look.VERDICT_ICON``) before the text.
+    """
+    summary = model["summary"]
+    errors, warnings, probe = summary["errors"], summary["warnings"], summary["probe"]
+    if errors or probe == "failed" or not model.get("ok", True):
+        reasons = [_count(errors, "error hazard")] if errors else []
+        if probe == "failed":
+            reasons.append("the probe failed")
+        return {"state": "error", "text": "not exportable as is" + (": " + ", ".join(reasons) if reasons else "")}
+    confirm = "probe to confirm" if probe is None else ""
+    if warnings:
+        to_read = f"{_count(warnings, 'warning')} to read"
+        text = f"no error hazards; {to_read}; {confirm}" if confirm else f"ready to export; {to_read}"
+        return {"state": "warning", "text": text}
+    if confirm:
+        return {"state": "ok", "text": f"no hazards; {confirm}"}
+    return {"state": "ok", "text": "ready to export: no hazards, the probe passed"}
 
 
 def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
@@ -199,7 +247,7 @@ def _category(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str:
 
 def call_summary(vertices: list[dict[str, Any]]) -> tuple[int, int, str]:
     """(ops, constants, the three most frequent calls) of a set of vertices: ``np.add ×20, np.mul, …``."""
-    calls = Counter(v["numpy"] for v in vertices if v["role"] in ("op", "module"))
+    calls = Counter(call_text(v) for v in vertices if v["role"] in ("op", "module"))
     top = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in calls.most_common(3))
     ops = sum(calls.values())
     return ops, sum(v["role"] == "constant" for v in vertices), top + (", …" if len(calls) > 3 else "")
@@ -412,3 +460,26 @@ def hazard_vertices(model: dict[str, Any], hazard_id: int) -> list[str]:
     hazard = model["hazards"][hazard_id]
     return [v["id"] for node in model["nodes"] if node["name"] == hazard["node"]
             for v in node["vertices"] if hazard_id in v["hazards"]]
+
+
+def export_entry(*, files: Any = None, error: BaseException | None = None) -> dict[str, Any]:
+    """The model's ``export`` entry for an export that wrote ``files`` or raised ``error``.
+
+    ``{"state": "written" | "refused" | "failed", "files": [...], "message": ...}``: ``refused`` is an
+    ``ExportBlocked`` (an error hazard, a failed probe, a filesystem failure: nothing written),
+    ``failed`` any other error (a missing onnx extra, a bad directory).
+    """
+    if error is None:
+        names = [str(path) for path in files or ()]
+        return {"state": "written", "files": names,
+                "message": f"exported {len(names)} file{'s' * (len(names) != 1)}"}
+    from ..tracing.types import ExportBlocked
+
+    refused = isinstance(error, ExportBlocked)
+    reason = str(error).strip() or type(error).__name__
+    if refused:
+        # export's own message may already say it refused: say it once
+        message = reason if reason.lower().startswith("export refused") else f"export refused: {reason}"
+    else:
+        message = f"export failed: {type(error).__name__}: {reason}"
+    return {"state": "refused" if refused else "failed", "files": [], "message": message}

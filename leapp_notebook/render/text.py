@@ -16,44 +16,46 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .labels import module_label, preview_text, probe_text, shape_text
-from .look import LOOKS, SEVERITY_ICON
+from .labels import call_text, cast_note, module_label, preview_text, probe_text, shape_text
+from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
 from .model import call_summary, fold, graph_model, is_marked
 
 MAX_OPS_LISTED = 60
 STYLE = {"error": "bold red", "warning": "bold dark_orange"}
+VERDICT_STYLE = {"error": "bold red", "warning": "bold dark_orange", "ok": "bold green"}
 
 
 def summary_line(model: dict[str, Any]) -> str:
-    """``1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run`` (also the widget's summary)."""
-    summary = model["summary"]
-    probe = {None: "not run", "passed": "✔ passed", "failed": "✖ FAILED"}[summary["probe"]]
-    nodes = summary["nodes"]
-    return (f"{nodes} node{'s' * (nodes != 1)} · {summary['ops']} ops · "
-            f"✖ {summary['errors']} error{'s' * (summary['errors'] != 1)} · "
-            f"⚠ {summary['warnings']} warning{'s' * (summary['warnings'] != 1)} · probe: {probe}")
+    """``1 node · 3 ops · ✖ 1 error · ⚠ 0 warnings · probe: not run``: the model's summary words."""
+    return graph_model(model)["summary"]["text"]
 
 
-def verdict(model: dict[str, Any]) -> tuple[bool, str]:
-    """(good, words): whether the trace may be exported as is, said for the summary line."""
-    probe = model["summary"]["probe"]
-    if not model["ok"] or probe == "failed":
-        return False, "✖ not exportable as is"
-    if probe is None:
-        return True, "✔ no error hazards (probe to confirm)"
-    return True, "✔ ready to export"
+def verdict_words(model: dict[str, Any]) -> str:
+    """The model's verdict with its state's icon: ``✖ not exportable as is: 1 error hazard``."""
+    said = graph_model(model)["verdict"]
+    return f"{VERDICT_ICON[said['state']]} {said['text']}"
 
 
 def renderable(trace_or_model: Any, *, max_ops: int = MAX_OPS_LISTED) -> RenderableType:
     """The trace as a rich renderable."""
     model = graph_model(trace_or_model)
-    good, words = verdict(model)
     header = Text.assemble(("Trace", "bold"), f" (profile {model['profile']}) · ", summary_line(model), " · ",
-                           (words, "bold green" if good else "bold red"))
+                           (verdict_words(model), VERDICT_STYLE[model["verdict"]["state"]]))
     parts: list[RenderableType] = [header]
+    exported = model.get("export")
+    if exported:
+        parts.append(Text(export_words(exported), style="green" if exported["state"] == "written" else "red"))
     for node in model["nodes"]:
         parts.extend(_node(model, node, max_ops))
     return Group(*parts)
+
+
+def export_words(exported: dict[str, Any]) -> str:
+    """One line for the model's ``export`` entry: the files written, or why nothing was."""
+    if exported["state"] == "written":
+        files = exported["files"]
+        return f"✔ exported {len(files)} file{'s' * (len(files) != 1)}: " + ", ".join(files)
+    return f"✖ {exported['message']}"
 
 
 def _node(model: dict[str, Any], node: dict[str, Any], max_ops: int) -> list[RenderableType]:
@@ -126,7 +128,8 @@ def _vertex_text(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> Text:
     elif vertex["role"] == "module":
         text = Text(f"{look.icon} {module_label(vertex)}")
     else:
-        text = Text(f"{vertex['name']}: {vertex['numpy']} → {vertex['torch']}  {typed}")
+        note = f" ({cast_note(vertex)})" if vertex.get("cast") else ""
+        text = Text(f"{vertex['name']}: {call_text(vertex)} → {vertex['torch']}{note}  {typed}")
     for index in vertex["hazards"]:
         hazard = hazards[index]
         text.append(f"  {SEVERITY_ICON.get(hazard['severity'], '')} {hazard['kind']}",

@@ -123,9 +123,9 @@ class NodeBuilder:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
         if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype) \
                 and numpy.startswith(("np.", "ndarray.")) and numpy not in _CONVERSIONS:
-            # a cast the lookup inserted for NumPy's dtype rules, not the call itself
-            node.meta[KEY] = make(line=line, numpy=f"cast to {dtype_name(args[1])} for {numpy}", torch="Tensor.to",
-                                  location=location, helper=helper, cast=True)
+            # a cast the lookup inserted for NumPy's dtype rules (its facts name the call it serves)
+            node.meta[KEY] = make(line=line, numpy=numpy, torch="Tensor.to", location=location, helper=helper,
+                                  cast=True)
             return node
         node.meta[KEY] = make(line=line, numpy=numpy, torch=target_display(op, target), location=location,
                               helper=helper)
@@ -289,8 +289,7 @@ class DtypePass(torch.fx.Interpreter):
                     with self.graph.inserting_after(n):
                         cast = self.graph.call_method("to", (n, want_torch))
                     n.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
-                    cast.meta[KEY] = replace(info, numpy=f"cast to {info.dtype} (NumPy's dtype for {info.numpy})",
-                                             torch="Tensor.to", cast=True)
+                    cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True)
                     info = update(n, dtype=dtype_name(value.dtype))
                     value = value.to(want_torch)
             shape = tuple(value.shape)
