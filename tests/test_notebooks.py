@@ -16,7 +16,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MIME_TYPE = "application/vnd.leapp.trace+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 ALL_KINDS = {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar", "value-extraction",
-             "data-dependent-branch", "untraced-output"}
+             "data-dependent-branch", "untraced-output", "training-mode", "nondeterministic"}
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +141,10 @@ TOUR_EXPECTED = [
     [],                                                       # np.where
     [("untraced-call", 3), ("untraced-output", 4)],           # np.pad as output
     [],                                                       # concatenate
+    [("training-mode", 2)],                                   # policy with Dropout in training mode
+    [],                                                       # policy.eval()
+    [("nondeterministic", 3)],                                # torch.randn_like inside the node
+    [],                                                       # the noise as an input
 ]
 
 

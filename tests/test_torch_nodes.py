@@ -301,3 +301,18 @@ def test_torch_node_with_a_module_exports_and_loads_in_leapp(tmp_path):
         got = manager({"n/t": fresh})["n/a"]
     expected = trace.run_eager({"n": {"t": fresh}})["n"]["a"]
     torch.testing.assert_close(got, expected)
+
+
+def test_a_module_is_one_vertex_in_the_graph_model_and_expands_to_its_own_ops():
+    policy = mlp()
+    trace = ln.trace_cell("y = policy(t)", {"torch": torch, "policy": policy, "t": torch.rand(4)}, inputs=["t"],
+                          outputs=["y"])
+    bundle = trace._repr_mimebundle_()
+    model = bundle["application/vnd.leapp.trace+json"]
+    (vertex,) = [v for node in model["nodes"] for v in node["vertices"] if v["role"] == "module"]
+    assert vertex["category"] == "module" and vertex["module"]["type"] == "Sequential"
+    assert vertex["module"]["in_shape"] == [4] and vertex["shape"] == [2]
+    assert [(op["target"], op["type"]) for op in vertex["module"]["ops"]] == [("0", "Linear"), ("1", "Tanh"),
+                                                                              ("2", "Linear")]
+    assert any(entry["category"] == "module" for entry in model["legend"])
+    assert "policy: Sequential · 114 params · (4,) → (2,)" in bundle["text/plain"]

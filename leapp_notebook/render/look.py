@@ -32,6 +32,8 @@ LOOKS: dict[str, Look] = {
         Look("input", "node input", "#dbeafe", "#1d4ed8", "▶", "IN"),
         Look("output", "node output (double border)", "#dcfce7", "#15803d", "◉", "OUT"),
         Look("op", "recorded op: NumPy call → torch op", "#ffffff", "#6b7280", "", ""),
+        Look("module", "nn.Module called as one node (weights stay parameters)", "#e0f2fe", "#0369a1", "▣",
+             "MODULE"),
         Look("constant", "genuine constant", "#e5e7eb", "#9ca3af", "●", "const"),
         Look("baked", "baked constant: trace-time value frozen", "#fee2e2", "#b91c1c", "✖", "BAKED"),
         Look("mismatch", "graph disagrees with NumPy", "#fee2e2", "#b91c1c", "≠", "MISMATCH"),

@@ -166,7 +166,8 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
             in_shape = facts(first).shape if isinstance(first, torch.fx.Node) else None
             vertex["module"] = {"name": info.module.name, "type": info.module.type, "params": info.module.params,
                                 "training": info.module.training,
-                                "in_shape": list(in_shape) if in_shape is not None else None}
+                                "in_shape": list(in_shape) if in_shape is not None else None,
+                                "ops": module_ops(node.graph.get_submodule(info.module.name))}
         if role == "constant":
             vertex.update(constant=info.const or "genuine", origin=info.origin,
                           preview=[_json_number(v) for v in info.preview],
@@ -197,6 +198,29 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         "groups": groups,
         "hazards": [h["id"] for h in hazards if h["node"] == node.name],
     }
+
+
+MODULE_OPS_SHOWN = 200
+
+
+def module_ops(module: Any) -> list[dict[str, str]] | None:
+    """The ops inside an nn.Module node, for renderers that expand it: torch.fx's symbolic trace of the module
+    (``{"name", "op", "target"}`` each, at most MODULE_OPS_SHOWN); None when fx cannot trace it (control flow on
+    values, say)."""
+    try:
+        traced = torch.fx.symbolic_trace(module)
+    except Exception:  # noqa: BLE001 - any module fx cannot trace: shown folded, not expandable
+        return None
+    ops = []
+    for n in traced.graph.nodes:
+        if n.op in ("placeholder", "output"):
+            continue
+        target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+        kind = type(traced.get_submodule(n.target)).__name__ if n.op == "call_module" else n.op
+        ops.append({"name": n.name, "op": n.op, "target": target, "type": kind})
+        if len(ops) == MODULE_OPS_SHOWN:
+            break
+    return ops
 
 
 def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, Any]],
