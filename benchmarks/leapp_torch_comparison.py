@@ -92,18 +92,6 @@ def _graph_facts(graph: str) -> dict[str, Any]:
             "call_module": len(re.findall(r"call_module\[", graph)), "targets": targets}
 
 
-def engine_refuses_torch() -> str | None:
-    """Why leapp_notebook's engine refuses torch inputs (its TraceError text), or None once it accepts them."""
-    source = ('x = annotate.input_tensors("node", {"x": x})\ny = x * 2\n'
-              'annotate.output_tensors("node", {"y": y}, export_with="jit")\n')
-    try:
-        ln.trace_cell(source, {"np": np, "torch": torch, "x": torch.ones(3)})
-    except ln.TraceError as exc:
-        if "torch" in str(exc):
-            return str(exc)
-    return None
-
-
 def leapp_measure(case: TorchCase) -> dict[str, Any]:
     """Real LEAPP 0.7.2 on ``case``: verdict, where it stopped, what it logged, what its graph holds."""
     from benchmarks.leapp_harness import leapp_outputs_for, run_leapp

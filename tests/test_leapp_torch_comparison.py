@@ -3,7 +3,7 @@
 LEAPP's side pins what docs/leapp-0.7.2-behaviour.md ("Torch and mixed nodes") says it does: which
 constructs it records, which it bakes with nothing logged, which it refuses loudly. Our side asserts rule
 one for the torch engine: wherever LEAPP's export is wrong or fails, ``profile="leapp"`` shows an error
-hazard; it is skipped while the engine still refuses torch inputs.
+hazard.
 """
 
 import re
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.leapp_torch_cases import CASES  # noqa: E402
-from benchmarks.leapp_torch_comparison import compare, engine_refuses_torch, measure_leapp, tally  # noqa: E402
+from benchmarks.leapp_torch_comparison import compare, measure_leapp, tally  # noqa: E402
 
 BY_NAME = {case.name: case for case in CASES}
 
@@ -124,9 +124,6 @@ def test_the_documented_counts_are_the_measured_ones(leapp_results):
 
 
 def test_profile_leapp_flags_every_construct_leapp_gets_wrong():
-    why = engine_refuses_torch()
-    if why is not None:
-        pytest.skip(f"the engine refuses torch inputs: {why}")
     rows = compare(CASES, None)
     counts = tally(rows)
     silent = [r["case"].name for r in rows if r["leapp"]["verdict"] != "faithful"

@@ -1,6 +1,6 @@
 """The mixed NumPy/torch node contract (DESIGN.md, "Mixed NumPy and torch nodes"; issue 8), through the public
 API only: torch inputs and outputs with their kind, one graph across the crossings, modules as submodules,
-and the torch-side hazards at their cell line. Skipped while the engine still refuses torch inputs."""
+and the torch-side hazards at their cell line."""
 
 import numpy as np
 import pytest
@@ -8,24 +8,6 @@ import torch
 from torch import nn
 
 import leapp_notebook as ln
-
-TINY = 'x = annotate.input_tensors("node", {"x": x})\ny = x * 2\nannotate.output_tensors("node", {"y": y})\n'
-
-
-def _torch_refused() -> str | None:
-    try:
-        ln.trace_cell(TINY, {"np": np, "torch": torch, "x": torch.ones(3)})
-    except ln.TraceError as exc:
-        if "torch" in str(exc):
-            return str(exc)
-    return None
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _engine_accepts_torch():
-    why = _torch_refused()
-    if why is not None:
-        pytest.skip(f"the engine refuses torch inputs: {why}")
 
 
 class _PassThrough:

@@ -17,25 +17,50 @@ from .types import Hazard
 
 @dataclass(frozen=True)
 class HazardKind:
+    """One kind: its title, its severity in each profile, and its fix template (``{split}`` is the node-split
+    advice for the line, ``{name}`` the call or module involved). untraced-call's fix depends on the call."""
+
     kind: str
     title: str
     leapp_severity: str
     full_severity: str
+    fix: str = ""
 
 
 CATALOGUE: dict[str, HazardKind] = {
     k.kind: k
     for k in [
         HazardKind("untraced-call", "Untraced call baked as a constant", "error", "error"),
-        HazardKind("broken-chain", "Indexing or iteration leaves the graph", "error", "warning"),
-        HazardKind("reversed-slice", "Reversed slice", "error", "warning"),
-        HazardKind("numpy-scalar", "NumPy scalar operand", "error", "warning"),
-        HazardKind("value-extraction", "Python value extracted from traced data", "error", "error"),
-        HazardKind("data-dependent-branch", "Branch on traced data", "error", "error"),
-        HazardKind("untraced-output", "Node output is not traced", "error", "error"),
-        HazardKind("semantic-mismatch", "Graph disagrees with NumPy", "error", "error"),
-        HazardKind("training-mode", "Module called in training mode", "error", "error"),
-        HazardKind("nondeterministic", "Random op inside a node", "error", "error"),
+        HazardKind("broken-chain", "Indexing or iteration leaves the graph", "error", "warning",
+                   fix="keep at least one axis in the key, e.g. x[0:1] instead of x[0], x[0:1, 0:1] instead "
+                   "of x[0, 0]; instead of iterating or unpacking, slice: a, b = x[0:1], x[1:2] (or "
+                   "np.split(x, n))"),
+        HazardKind("reversed-slice", "Reversed slice", "error", "warning",
+                   fix="index with an index array instead of a negative step, e.g. x[np.arange(x.shape[0] - "
+                   "1, -1, -1)], or use np.flip(x, axis=0)"),
+        HazardKind("numpy-scalar", "NumPy scalar operand", "error", "warning",
+                   fix="use a Python scalar (2.0) or a 0-d array (np.array(2.0, np.float32)) instead of a "
+                   "NumPy scalar type; for a scalar returned by a NumPy call, keep an axis "
+                   "(keepdims=True) so it stays an array"),
+        HazardKind("value-extraction", "Python value extracted from traced data", "error", "error",
+                   fix="keep the value as an array (x[0:1] instead of x.item()/float(x)); if a Python value "
+                   "is truly needed, {split}"),
+        HazardKind("data-dependent-branch", "Branch on traced data", "error", "error",
+                   fix="the graph records only the branch taken. For element-wise choices use np.where(cond, "
+                   "a, b); for a real decision, {split}"),
+        HazardKind("untraced-output", "Node output is not traced", "error", "error",
+                   fix="pass a value computed from the node's inputs with traced operations; a constant "
+                   "output belongs in the deployment config, not the graph"),
+        HazardKind("semantic-mismatch", "Graph disagrees with NumPy", "error", "error",
+                   fix="the recorded torch op disagrees with NumPy here; rewrite the call with operations "
+                   "whose results match (check axis, dtype and ddof arguments)"),
+        HazardKind("training-mode", "Module called in training mode", "error", "error",
+                   fix="call `.eval()` on the module before tracing (and keep it in eval mode for export): in "
+                   "training mode {name} behaves differently on every call"),
+        HazardKind("nondeterministic", "Random op inside a node", "error", "error",
+                   fix="a random op gives a different value on every run, so the graph cannot match the eager "
+                   "cell; draw the random values outside the node and pass them in as an input "
+                   "(annotate.input_tensors), or remove the op for deployment"),
     ]
 }
 
@@ -207,37 +232,8 @@ def fix_for(kind: str, *, line: int | None, code: str, name: str = "", profile: 
             parts.append(f"trace with profile='full' to record {name} here (LEAPP 0.7.2 itself will still bake it)")
         parts.append(SPLIT_FIX.format(line=line))
         return f"At {where} (`{code}`): " + "; or ".join(parts) + "."
-    if kind == "broken-chain":
-        return (f"At {where} (`{code}`): keep at least one axis in the key, e.g. x[0:1] instead of x[0], "
-                f"x[0:1, 0:1] instead of x[0, 0]; instead of iterating or unpacking, slice: "
-                f"a, b = x[0:1], x[1:2] (or np.split(x, n)).")
-    if kind == "reversed-slice":
-        return (f"At {where} (`{code}`): index with an index array instead of a negative step, "
-                f"e.g. x[np.arange(x.shape[0] - 1, -1, -1)], or use np.flip(x, axis=0).")
-    if kind == "numpy-scalar":
-        return (f"At {where} (`{code}`): use a Python scalar (2.0) or a 0-d array "
-                f"(np.array(2.0, np.float32)) instead of a NumPy scalar type; for a scalar returned by a "
-                f"NumPy call, keep an axis (keepdims=True) so it stays an array.")
-    if kind == "value-extraction":
-        return (f"At {where} (`{code}`): keep the value as an array (x[0:1] instead of x.item()/float(x)); "
-                f"if a Python value is truly needed, " + SPLIT_FIX.format(line=line) + ".")
-    if kind == "data-dependent-branch":
-        return (f"At {where} (`{code}`): the graph records only the branch taken. For element-wise choices "
-                f"use np.where(cond, a, b); for a real decision, " + SPLIT_FIX.format(line=line) + ".")
-    if kind == "untraced-output":
-        return (f"At {where} (`{code}`): pass a value computed from the node's inputs with traced "
-                f"operations; a constant output belongs in the deployment config, not the graph.")
-    if kind == "training-mode":
-        return (f"At {where} (`{code}`): call `.eval()` on the module before tracing (and keep it in eval mode "
-                f"for export): in training mode {name or 'it'} behaves differently on every call.")
-    if kind == "nondeterministic":
-        return (f"At {where} (`{code}`): a random op gives a different value on every run, so the graph cannot "
-                f"match the eager cell; draw the random values outside the node and pass them in as an input "
-                f"(annotate.input_tensors), or remove the op for deployment.")
-    if kind == "semantic-mismatch":
-        return (f"At {where} (`{code}`): the recorded torch op disagrees with NumPy here; rewrite the call "
-                f"with operations whose results match (check axis, dtype and ddof arguments).")
-    raise KeyError(kind)
+    template = CATALOGUE[kind].fix  # KeyError for an unknown kind
+    return f"At {where} (`{code}`): " + template.format(split=SPLIT_FIX.format(line=line), name=name or "it") + "."
 
 
 def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | None, graph_nodes: list[str], *,
