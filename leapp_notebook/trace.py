@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import linecache
+import os
 import traceback
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -232,6 +235,9 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
                 raise TraceError(f"input '{name}' is not defined in the namespace." + close_matches(name, namespace))
     try:
         code = compile(source, filename := f"<leapp-cell-{next(_COUNTER)}>", "exec")
+    except UnicodeEncodeError as exc:
+        raise TraceError(f"the cell's text holds {exc.object[exc.start:exc.end]!r} at position {exc.start}, a "
+                         "character Python cannot compile (a lone surrogate): remove it") from None
     except SyntaxError as exc:
         raise CellError(f"line {exc.lineno}: SyntaxError: {exc.msg}", exc.lineno, exc.text) from exc
     linecache.cache[filename] = (len(source), None, cell_lines(source, keepends=True), filename)
@@ -433,6 +439,17 @@ class Trace:
         from .export import export
 
         return export(self, directory, formats=formats, force=force, name=name)
+
+    def save_graph_model(self, path: Any) -> Path:
+        """Write the full graph model (every vertex: the notebook output carries a compacted one above
+        ``render.model.COMPACT_ABOVE`` vertices) as JSON to ``path``; returns the path."""
+        from .render import graph_model
+
+        target = Path(path)
+        staging = target.with_name(f".{target.name}.tmp")
+        staging.write_text(json.dumps(graph_model(self)), encoding="utf-8")
+        os.replace(staging, target)
+        return target
 
     def to_dot(self) -> str:
         from .render import to_dot

@@ -12,6 +12,18 @@ CODE_WIDTH = 48
 CONTROL_CHARACTERS = {code: "\ufffd" for code in range(32) if chr(code) not in "\t\n\r"}
 
 
+def printable(value: Any) -> Any:
+    """``value`` (a model, or any part of one) with every string's control characters shown as U+FFFD: cell
+    text can hold terminal escape codes, which must not reach a terminal."""
+    if isinstance(value, str):
+        return value.translate(CONTROL_CHARACTERS) if not value.isprintable() else value
+    if isinstance(value, dict):
+        return {key: printable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [printable(item) for item in value]
+    return value
+
+
 def esc(text: Any) -> str:
     """Text for an HTML-like label or an HTML page."""
     return html.escape(str(text).translate(CONTROL_CHARACTERS), quote=True)

@@ -73,7 +73,19 @@ def graph_model(trace: Any) -> dict[str, Any]:
         "legend": [LOOKS[c].to_dict() for c in LOOKS if c in used],
     }
     _say(model)
-    return model
+    return _encodable(model)
+
+
+def _encodable(value: Any) -> Any:
+    """Strings a front end can receive: lone surrogates (possible in Python names and cell text) replaced, not
+    raised later as UnicodeEncodeError while the bundle is sent."""
+    if isinstance(value, str):
+        return value if value.isascii() else value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 def _say(model: dict[str, Any]) -> None:
@@ -507,3 +519,63 @@ def export_entry(*, files: Any = None, error: BaseException | None = None) -> di
     else:
         message = f"export failed: {type(error).__name__}: {reason}"
     return {"state": "refused" if refused else "failed", "files": [], "message": message}
+
+
+# ------------------------------------------------------------------------------------------
+# bounded output
+# ------------------------------------------------------------------------------------------
+
+COMPACT_ABOVE = 600  # vertices: above this the mime bundle carries the compacted model (well under 2 MB)
+
+
+def vertex_count(model: dict[str, Any]) -> int:
+    return sum(len(node["vertices"]) for node in model["nodes"])
+
+
+def compact(model: dict[str, Any]) -> dict[str, Any]:
+    """The model with every unmarked stretch of each node folded into one ``collapsed`` vertex (what the DOT
+    renderer draws for a large graph): marked vertices, inputs and outputs stay, edges are redirected to the
+    summaries. Its size follows the number of marked vertices and groups, not the number of ops, so a
+    100,000-op cell's output stays small; ``model["compacted"]`` says how many vertices the full model has
+    (``Trace.save_graph_model`` writes it)."""
+    nodes = [_compact_node(node) for node in model["nodes"]]
+    out = dict(model, nodes=nodes)
+    out["compacted"] = {"vertices": vertex_count(model), "shown": vertex_count(out)}
+    if not any(entry["category"] == "collapsed" for entry in model["legend"]):
+        out["legend"] = model["legend"] + [LOOKS["collapsed"].to_dict()]
+    return out
+
+
+def _compact_node(node: dict[str, Any]) -> dict[str, Any]:
+    vertices = [v for v in node["vertices"] if v.get("group") is None]
+    rep: dict[str, str] = {}
+    groups = []
+    for item in fold(node, is_marked, collapse=True):
+        members = [v["id"] for v in item["shown"]]
+        vertices.extend(item["shown"])
+        first = item["groups"][0]
+        if item["hidden"]:
+            summary_id = f"summary:{item['id']}"
+            ops, consts, top = call_summary(item["hidden"])
+            vertices.append({
+                "id": summary_id, "name": f"{ops} ops", "role": "collapsed", "numpy": top, "torch": "",
+                "line": first["line"], "helper": first["helper"], "location": None, "shape": None, "dtype": None,
+                "kind": "numpy", "cast": False, "hazards": [], "group": item["id"], "category": "collapsed",
+                "hidden": len(item["hidden"]), "constants": consts,
+            })
+            members.append(summary_id)
+            for vertex in item["hidden"]:
+                rep[vertex["id"]] = summary_id
+        groups.append(dict(first, id=item["id"], label=item["label"], vertices=members,
+                           ops=sum(g["ops"] for g in item["groups"]),
+                           marked=any(g["marked"] for g in item["groups"]),
+                           hazards=sorted({i for g in item["groups"] for i in g["hazards"]})))
+    edges, seen = [], set()
+    for edge in node["edges"]:
+        source, target = rep.get(edge["source"], edge["source"]), rep.get(edge["target"], edge["target"])
+        key = (source, target, edge["kind"])
+        if source == target or key in seen:
+            continue
+        seen.add(key)
+        edges.append(dict(edge, source=source, target=target))
+    return dict(node, vertices=vertices, edges=edges, groups=groups)

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .labels import call_text, cast_note, module_label, preview_text, probe_text, shape_text
+from .labels import call_text, cast_note, module_label, preview_text, printable, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
 from .model import call_summary, fold, graph_model, is_marked
 
@@ -37,8 +37,9 @@ def verdict_words(model: dict[str, Any]) -> str:
 
 
 def renderable(trace_or_model: Any, *, max_ops: int = MAX_OPS_LISTED) -> RenderableType:
-    """The trace as a rich renderable."""
-    model = graph_model(trace_or_model)
+    """The trace as a rich renderable (control characters from the cell shown as U+FFFD, never sent to the
+    terminal)."""
+    model = printable(graph_model(trace_or_model))
     header = Text.assemble(("Trace", "bold"), f" (profile {model['profile']}) · ", summary_line(model), " · ",
                            (verdict_words(model), VERDICT_STYLE[model["verdict"]["state"]]))
     parts: list[RenderableType] = [header]
