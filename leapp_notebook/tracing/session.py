@@ -21,7 +21,7 @@ import torch.fx
 
 from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
-from .types import Hazard, Node, TensorSpec, TraceError
+from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 ACTIVE: "Session | None" = None
 
@@ -200,8 +200,9 @@ class NodeBuilder:
 
         sess = self.session
         line, location, helper = sess.where()
-        if export_with not in ("jit", "onnx"):
-            raise TraceError(f"export_with={export_with!r} for node '{self.name}': use 'jit' or 'onnx'")
+        if export_with not in EXPORT_WITH:
+            raise TraceError(f"export_with={export_with!r} for node '{self.name}': use one of "
+                             + ", ".join(EXPORT_WITH))
         self.export_with = export_with
         for out_name, value in values.items():
             if not isinstance(out_name, str) or not out_name.isidentifier():
