@@ -224,10 +224,8 @@ class TraceWidget(widgets.VBox):
         self.export_button.disabled = True
         try:
             paths = self.trace.export(directory, formats=formats, force=self.export_force.value)
-        except ExportBlocked as exc:
-            reason = str(exc)  # export's own message already starts "export refused"; say it once
-            self.export_result.value = _error(reason if "refused" in reason.lower()
-                                              else f"export refused: {reason}")
+        except ExportBlocked as exc:  # its message says "export refused" or "export failed" itself
+            self.export_result.value = _error(str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - a missing onnx extra, a bad directory: said, not raised
             self.export_result.value = _error(f"export failed: {type(exc).__name__}: {exc}")
