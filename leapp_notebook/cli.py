@@ -176,8 +176,8 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                     options = parse_options(line)
                     result.profile = profile or options.profile
                     if options.export is not None:
-                        result.notes.append(f"--export {options.export} ignored: check writes files only "
-                                            "when given --export DIR itself")
+                        result.notes.append(f"--export {options.export} ignored: check exports only with its "
+                                            "own --export DIR")
                     options = replace(options, profile=result.profile, export=None)
                     with _quiet():
                         run = run_cell(options, body, namespace, line=line.strip(), probe=probe)
@@ -278,7 +278,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--profile", choices=PROFILES,
                        help="trace every cell with this profile (default: each cell's own, else leapp)")
     check.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
-    check.add_argument("--export", metavar="DIR", type=Path,
+    check.add_argument("--export", metavar="DIR",
                        help="export every traced cell that passes into DIR/<file>-cell<N>/ (scripts: DIR/<file>/); "
                             "without it nothing is written, a cell's own --export is ignored")
     check.add_argument("--format", metavar="F", help="with --export: formats, comma separated, from "
@@ -326,7 +326,7 @@ def _export_request(args: argparse.Namespace) -> ExportRequest | None:
         raise UsageProblem("--format is for --export: give --export DIR too")
     if args.export is None:
         return None
-    if not str(args.export).strip():
+    if not args.export.strip():
         raise UsageProblem("--export: name the folder to export into")
     formats = None
     if args.format is not None:
@@ -336,7 +336,7 @@ def _export_request(args: argparse.Namespace) -> ExportRequest | None:
             raise UsageProblem(f"--format {args.format}: give one or more of {', '.join(EXPORT_WITH)}, "
                                "comma separated")
     # cells run with their notebook's folder as working directory: DIR is the caller's
-    return ExportRequest(args.export.absolute(), formats)
+    return ExportRequest(Path(args.export).absolute(), formats)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
