@@ -561,8 +561,13 @@ class _Commit:
         if target.exists():
             self.real = target.resolve()
             for name in self.names:
-                entry = self.real / name
-                if entry.is_dir() and not entry.is_symlink():
+                try:
+                    info = (self.real / name).lstat()
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:  # a name too long for the file system, ...
+                    raise _failed(target / name, exc) from exc
+                if stat.S_ISDIR(info.st_mode):
                     raise _failed(target / name, "a folder has the name of a file the export writes")
             parent = self.real.parent
             self.in_place = _contains_cwd(self.real) or os.path.ismount(self.real)
@@ -589,6 +594,8 @@ class _Commit:
         assert self.staging is not None
         if self.in_place:
             self._replace_files()
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
         elif self.real.exists():
             self._swap()
         else:
