@@ -527,6 +527,17 @@ def _link_or_copy(source: str, destination: str) -> None:
         shutil.copy2(source, destination, follow_symlinks=False)
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where /proc tells it (``os.umask`` sets it, racing
+    other threads that create files)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path("/proc/self/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("Umask:")).split()[1], 8)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
 def _contains_cwd(folder: Path) -> bool:
     try:
         cwd = Path.cwd().resolve()
@@ -625,9 +636,7 @@ class _Commit:
                 with contextlib.suppress(OSError):
                     os.chown(self.staging, info.st_uid, info.st_gid)
             else:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(self.staging, 0o777 & ~umask)
+                os.chmod(self.staging, 0o777 & ~_umask())
         except OSError as exc:
             raise _failed(self.shown, exc) from exc
         _fsync_directory(self.staging)
@@ -655,7 +664,7 @@ class _Commit:
         except OSError as exc:
             raise _failed(self.shown, exc) from exc
         _fsync_directory(real.parent)
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(self.staging, ignore_errors=True)  # the previous export, wherever the swap left it
         self.staging = None
 
     def _swap_by_renames(self) -> None:

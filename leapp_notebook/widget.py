@@ -224,8 +224,10 @@ class TraceWidget(widgets.VBox):
         self.export_button.disabled = True
         try:
             paths = self.trace.export(directory, formats=formats, force=self.export_force.value)
-        except ExportBlocked as exc:  # its message says "export refused" or "export failed" itself
-            self.export_result.value = _error(str(exc))
+        except ExportBlocked as exc:
+            reason = str(exc)  # export's own messages say "export refused" / "export failed": say it once
+            self.export_result.value = _error(reason if reason.startswith(("export refused", "export failed"))
+                                              else f"export refused: {reason}")
             return
         except Exception as exc:  # noqa: BLE001 - a missing onnx extra, a bad directory: said, not raised
             self.export_result.value = _error(f"export failed: {type(exc).__name__}: {exc}")

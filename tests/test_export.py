@@ -417,6 +417,20 @@ def test_a_rename_that_fails_leaves_the_previous_export(tmp_path, monkeypatch, f
         assert len(renames) == 3  # moved aside, the new one failed, moved back
 
 
+def test_where_the_file_system_cannot_exchange_two_renames_swap_and_clean_up(tmp_path, monkeypatch):
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target)
+    (target / "notes.txt").write_text("the user's")
+
+    def unsupported(a, b):
+        raise NotImplementedError("not on this file system")
+
+    monkeypatch.setattr(export_module, "_exchange", unsupported)
+    paths = clip_trace("2.0").export(target)
+    assert checksums_match(paths[-1]) and (target / "notes.txt").read_text() == "the user's"
+    assert leftovers(target) == []  # neither the staging folder nor the previous export
+
+
 def test_the_swap_keeps_other_files_and_the_folders_permissions(tmp_path):
     target = tmp_path / "deploy"
     clip_trace("3.0", ).export(target)
