@@ -3,7 +3,9 @@
 Notebooks run as in Jupyter: code cells in order, in one namespace, with the notebook's folder as the
 working directory. ``%%leapp_trace`` cells are traced with their own flags (through the magic's own
 code); other IPython magics and shell lines are skipped. Scripts that declare nodes with ``annotate``
-are traced whole. Exit status: 0 clean, 1 error hazards / failed probes / failing cells, 2 usage.
+are traced whole. Exit status: 0 clean, 1 error hazards / failed probes / failing cells (a cell that
+raises or calls ``sys.exit``), 2 usage (bad flags, a path it cannot read), 130 interrupted (Ctrl-C).
+``check`` writes no file unless given ``--export DIR`` itself: a cell's own ``--export`` is ignored.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from rich.padding import Padding
 from rich.text import Text
 
 from .trace import PROFILES, trace_cell
-from .tracing.types import CellError, Hazard, TraceError
+from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Hazard, TraceError
 
-EXIT_CLEAN, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_CLEAN, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+SUMMARY_WIDTH = 80
 MAGIC_PREFIX = "%%leapp_trace"
 
 
@@ -45,6 +48,7 @@ class CellReport:
     exported: list[str] | None = None
     blocked: str | None = None
     error: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -55,8 +59,9 @@ class CellReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "cell": self.cell, "nodes": self.nodes, "profile": self.profile, "failed": self.failed,
-            "hazards": [h.to_dict() for h in self.hazards], "probe": _probe_dict(self.probe),
-            "exported": self.exported, "export_blocked": self.blocked, "error": self.error,
+            "hazards": [h.to_dict() for h in self.hazards],
+            "probe": None if self.probe is None else self.probe.to_dict(),
+            "exported": self.exported, "export_blocked": self.blocked, "error": self.error, "notes": self.notes,
         }
 
 
@@ -76,25 +81,6 @@ class FileReport:
     def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "kind": self.kind, "failed": self.failed,
                 "cells": [cell.to_dict() for cell in self.cells], "skipped_magic_cells": self.skipped}
-
-
-def _probe_dict(report: Any) -> dict[str, Any] | None:
-    if report is None:
-        return None
-    outputs = {}
-    for name, check in report.outputs.items():
-        outputs[name] = {key: _plain(getattr(check, key, None))
-                         for key in ("max_abs_err", "max_rel_err", "mismatches", "shape_ok", "dtype_ok")}
-    return {"passed": bool(report.passed), "n": report.n, "baked": list(report.baked), "outputs": outputs}
-
-
-def _plain(value: Any) -> Any:
-    """JSON-safe scalars (NumPy scalars, inf and nan as strings)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return str(value)
-    return value
 
 
 # ------------------------------------------------------------------------------------------
@@ -131,7 +117,36 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-def check_notebook(path: Path, *, probe: int | None, profile: str | None, status: Any = None) -> FileReport:
+@dataclass(frozen=True)
+class ExportRequest:
+    """``check --export DIR [--format F]``: where every traced cell is exported (nothing is written
+    without it)."""
+
+    directory: Path
+    formats: tuple[str, ...] | None = None  # None: each cell's own --format
+
+    def folder(self, path: Path, cell: int | None) -> Path:
+        return self.directory / (path.stem if cell is None else f"{path.stem}-cell{cell}")
+
+
+def _exit_message(exc: SystemExit) -> str:
+    return f"SystemExit: {exc.code!r}: the cell exited (sys.exit / exit()), the rest was not run"
+
+
+def _export(result: CellReport, trace: Any, request: ExportRequest | None, folder: Path, formats: Any,
+            force: bool) -> None:
+    if request is None:
+        return
+    try:
+        paths = trace.export(folder, formats=request.formats or formats, force=force)
+    except (ExportBlocked, TraceError) as exc:
+        result.blocked = str(exc)
+    else:
+        result.exported = [str(p) for p in paths]
+
+
+def check_notebook(path: Path, *, probe: int | None, profile: str | None, status: Any = None,
+                   export: ExportRequest | None = None) -> FileReport:
     """Run the notebook's code cells in order; trace its ``%%leapp_trace`` cells."""
     import nbformat
     from IPython.core.error import UsageError
@@ -160,20 +175,25 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                 try:
                     options = parse_options(line)
                     result.profile = profile or options.profile
-                    options = replace(options, profile=result.profile)
+                    if options.export is not None:
+                        result.notes.append(f"--export {options.export} ignored: check exports only with its "
+                                            "own --export DIR")
+                    options = replace(options, profile=result.profile, export=None)
                     with _quiet():
                         run = run_cell(options, body, namespace, line=line.strip(), probe=probe)
+                        namespace[TRACE_VARIABLE] = run.trace
+                        result.nodes = list(run.trace.nodes)
+                        result.hazards = run.trace.hazards
+                        result.probe = run.probe
+                        if export is not None:
+                            _export(result, run.trace, export, export.folder(path, number), options.formats,
+                                    options.force)
                 except UsageError as exc:
                     result.error = f"bad {MAGIC_PREFIX} line: {exc}"
                 except (TraceError, CellError) as exc:
                     result.error = f"{type(exc).__name__}: {exc}"
-                else:
-                    namespace[TRACE_VARIABLE] = run.trace
-                    result.nodes = list(run.trace.nodes)
-                    result.hazards = run.trace.hazards
-                    result.probe = run.probe
-                    result.blocked = None if run.export_error is None else str(run.export_error)
-                    result.exported = [str(p) for p in run.exported] if run.exported else None
+                except SystemExit as exc:
+                    result.error = _exit_message(exc)
                 if result.error is not None:
                     break
                 continue
@@ -194,6 +214,9 @@ def _run_plain(source: str, number: int, namespace: dict[str, Any]) -> str | Non
         code = compile(source, filename, "exec")
         with _quiet():
             exec(code, namespace)
+    except SystemExit as exc:
+        line = _line_in(exc, filename)
+        return f"line {line}: {_exit_message(exc)}"
     except Exception as exc:  # noqa: BLE001 - any failure of the user's cell is reported, not raised
         line = exc.lineno if isinstance(exc, SyntaxError) else _line_in(exc, filename)
         return f"line {line}: {type(exc).__name__}: {exc}"
@@ -209,7 +232,8 @@ def _line_in(exc: BaseException, filename: str) -> int | None:
     return line
 
 
-def check_script(path: Path, *, probe: int | None, profile: str | None, status: Any = None) -> FileReport:
+def check_script(path: Path, *, probe: int | None, profile: str | None, status: Any = None,
+                 export: ExportRequest | None = None) -> FileReport:
     """Trace the whole script; its ``annotate`` calls declare the nodes."""
     report = FileReport(path, "script")
     result = CellReport(None, profile=profile or "leapp")
@@ -224,11 +248,13 @@ def check_script(path: Path, *, probe: int | None, profile: str | None, status: 
                 if status is not None:
                     status.update(f"{path.name}: probing")
                 result.probe = trace.probe(n=probe)
+            result.nodes = list(trace.nodes)
+            result.hazards = trace.hazards
+            _export(result, trace, export, export.folder(path, None) if export else path, ("jit",), False)
     except (TraceError, CellError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
-        return report
-    result.nodes = list(trace.nodes)
-    result.hazards = trace.hazards
+    except SystemExit as exc:
+        result.error = _exit_message(exc)
     return report
 
 
@@ -243,14 +269,20 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     check = commands.add_parser("check", help="run notebooks (.ipynb) and scripts (.py) and report hazards",
                                 description="Run notebooks and scripts, trace their %%leapp_trace cells and "
-                                            "annotate nodes, report hazards. Exit 0 clean, 1 error hazards "
-                                            "or failed probes, 2 usage errors.")
+                                            "annotate nodes, report hazards. Exit 0 clean, 1 error hazards, "
+                                            "failed probes or failing cells, 2 usage errors, 130 interrupted. "
+                                            "Writes no file unless given --export.")
     check.add_argument("paths", nargs="+", metavar="PATH", type=Path, help=".ipynb notebooks and .py scripts")
     check.add_argument("--probe", type=int, metavar="N",
                        help="probe every node on N fresh random inputs (default: only cells that ask)")
     check.add_argument("--profile", choices=PROFILES,
                        help="trace every cell with this profile (default: each cell's own, else leapp)")
     check.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
+    check.add_argument("--export", metavar="DIR",
+                       help="export every traced cell that passes into DIR/<file>-cell<N>/ (scripts: DIR/<file>/); "
+                            "without it nothing is written, a cell's own --export is ignored")
+    check.add_argument("--format", metavar="F", help="with --export: formats, comma separated, from "
+                                                     f"{', '.join(EXPORT_WITH)} (default: each cell's own --format)")
     return parser
 
 
@@ -263,7 +295,14 @@ def _validate(paths: Sequence[Path]) -> None:
         if path.suffix not in (".ipynb", ".py"):
             raise UsageProblem(f"{path}: cannot check a '{path.suffix}' file; give .ipynb notebooks or "
                                ".py scripts")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageProblem(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+        except OSError as exc:
+            raise UsageProblem(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+        if path.suffix == ".ipynb":
+            _read_notebook(path, text)
         if path.suffix == ".ipynb" and MAGIC_PREFIX not in text:
             raise UsageProblem(f"{path}: no {MAGIC_PREFIX} cell, nothing to check")
         if path.suffix == ".py" and "annotate" not in text:
@@ -271,14 +310,52 @@ def _validate(paths: Sequence[Path]) -> None:
                                "annotate.input_tensors(...) and annotate.output_tensors(...)")
 
 
+def _read_notebook(path: Path, text: str) -> Any:
+    """The notebook, or a ``UsageProblem`` saying in one line why it is not one."""
+    import nbformat
+
+    try:
+        return nbformat.reads(text, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and key errors alike
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise UsageProblem(f"{path}: not a readable notebook ({type(exc).__name__}: {reason})") from exc
+
+
+def _export_request(args: argparse.Namespace) -> ExportRequest | None:
+    if args.format is not None and args.export is None:
+        raise UsageProblem("--format is for --export: give --export DIR too")
+    if args.export is None:
+        return None
+    if not args.export.strip():
+        raise UsageProblem("--export: name the folder to export into")
+    formats = None
+    if args.format is not None:
+        formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+        unknown = [f for f in formats if f not in EXPORT_WITH]
+        if unknown or not formats:
+            raise UsageProblem(f"--format {args.format}: give one or more of {', '.join(EXPORT_WITH)}, "
+                               "comma separated")
+    # cells run with their notebook's folder as working directory: DIR is the caller's
+    return ExportRequest(Path(args.export).absolute(), formats)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``leapp-notebook`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("leapp-notebook: interrupted, nothing more was run", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(args: argparse.Namespace) -> int:
     if args.probe is not None and args.probe < 1:
         print(f"leapp-notebook: --probe {args.probe}: give the number of random inputs, at least 1",
               file=sys.stderr)
         return EXIT_USAGE
     try:
+        export = _export_request(args)
         _validate(args.paths)
     except UsageProblem as exc:
         print(f"leapp-notebook: {exc}", file=sys.stderr)
@@ -289,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with progress.status("checking") as status:
         for path in args.paths:
             check = check_notebook if path.suffix == ".ipynb" else check_script
-            reports.append(check(path, probe=args.probe, profile=args.profile, status=status))
+            reports.append(check(path, probe=args.probe, profile=args.profile, status=status, export=export))
     code = EXIT_FAILED if any(report.failed for report in reports) else EXIT_CLEAN
     if args.json:
         print(json.dumps({"exit_code": code, "files": [r.to_dict() for r in reports]}, indent=2))
@@ -317,11 +394,29 @@ def _print_reports(console: Console, reports: list[FileReport], code: int) -> No
     cells = [c for r in reports for c in r.cells]
     failed_probes = sum(1 for c in cells if c.probe is not None and not c.probe.passed)
     errors = sum(h.severity == "error" for h in hazards)
-    summary = (f"{_count(len(reports), 'file')}, {sum(bool(c.nodes) for c in cells)} traced, "
-               f"{_count(errors, 'error')}, {_count(len(hazards) - errors, 'warning')}, "
-               f"{_count(failed_probes, 'failed probe')}, "
-               f"{_count(sum(c.error is not None for c in cells), 'failing cell')}: exit {code}")
-    console.print(Text(summary, style="bold red" if code else "bold green"))
+    summary = summary_line(files=len(reports), traced=sum(bool(c.nodes) for c in cells), errors=errors,
+                           warnings=len(hazards) - errors, failed_probes=failed_probes,
+                           failing_cells=sum(c.error is not None for c in cells),
+                           blocked=sum(c.blocked is not None for c in cells), code=code)
+    console.print(Text(summary, style="bold red" if code else "bold green"), no_wrap=True, overflow="fold")
+
+
+def summary_line(*, files: int, traced: int, errors: int, warnings: int, failed_probes: int, failing_cells: int,
+                 blocked: int, code: int) -> str:
+    """The report's last line, at most ``SUMMARY_WIDTH`` characters: counts that are zero are left out
+    (files and traced always shown), and words shorten when the counts are long."""
+    counts = [(files, "file", "files"), (traced, "traced", "traced"), (errors, "error", "err"),
+              (warnings, "warning", "warn"), (failed_probes, "failed probe", "probe ✗"),
+              (failing_cells, "failing cell", "cell ✗"), (blocked, "blocked export", "export ✗")]
+    for short in (False, True):
+        parts = []
+        for index, (n, word, brief) in enumerate(counts):
+            if n or index < 2:
+                parts.append(f"{n} {brief}" if short else _count(n, word) if word != "traced" else f"{n} traced")
+        line = f"{', '.join(parts)}: exit {code}"
+        if len(line) <= SUMMARY_WIDTH:
+            return line
+    return line[:SUMMARY_WIDTH - len(f"…: exit {code}")] + f"…: exit {code}"
 
 
 def _count(n: int, word: str) -> str:
@@ -362,6 +457,8 @@ def _print_cell(console: Console, cell: CellReport) -> None:
         console.print(_indented(Text(f"fix: {hazard.fix}", style="green"), 4))
     if cell.probe is not None:
         console.print(_indented(_probe_line(cell.probe), 2))
+    for note in cell.notes:
+        console.print(_indented(Text(f"note: {note}", style="dim"), 2))
     if cell.blocked is not None:
         console.print(_indented(Text(f"✗ {cell.blocked}", style="red"), 2))
     if cell.exported:

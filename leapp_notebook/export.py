@@ -1,16 +1,18 @@
-"""Export: a model file per node (TorchScript ``<node>.pt``, ONNX ``<node>.onnx``) and the pipeline YAML
-in the layout LEAPP 0.7.2 writes (``<name>.yaml``), so ``leapp.InferenceManager`` loads it.
+"""Export: a model file per node in every format LEAPP 0.7.2 accepts (TorchScript ``<node>.pt``, ONNX
+``<node>.onnx``, torch.export ``<node>.pt2``) and the pipeline YAML in the layout LEAPP writes
+(``<name>.yaml``), so ``leapp.InferenceManager`` loads it.
 
 Nothing wrong leaves through here: export refuses (``ExportBlocked``) while an error hazard stands or the
 probe failed, unless ``force=True`` (then the YAML says ``validated: false`` and lists the hazards).
-Files are written into a temporary directory inside the target, every model is loaded back from disk
-and checked against the eager cell on fresh inputs, and only then are the files renamed into place:
-a failure at any step leaves a previous export untouched and no partial file behind.
+Every model is serialized in memory, written into a staging folder, loaded back from disk and checked
+against the eager cell on fresh inputs; only then is the whole export committed in one step (``_Commit``).
+Any failure, a full disk or Ctrl-C included, leaves the previous export byte for byte and nothing partial.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import logging
@@ -18,6 +20,7 @@ import os
 import platform
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import warnings
@@ -29,11 +32,10 @@ import torch
 import yaml
 
 from .probe import compare, draw_inputs, graph_key
-from .tracing.types import ExportBlocked, Node, TraceError
+from .tracing.types import EXPORT_WITH, ExportBlocked, Node, TraceError
 
-__all__ = ["export", "FORMATS"]
+__all__ = ["export", "FORMATS", "EXPORT_WITH"]
 
-FORMATS = {"jit": ".pt", "onnx": ".onnx"}
 ONNX_OPSET = 20  # what LEAPP 0.7.2 writes
 LEAPP_CONFIG_VERSION = "1.3"
 RELOAD_CHECKS = 4  # fresh input sets each written model is checked on
@@ -45,17 +47,24 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # ------------------------------------------------------------------------------------------
 
 def _formats(formats: Any) -> tuple[str, ...]:
+    """The chosen formats as LEAPP's canonical backend names (``jit`` -> ``jit-script``), in order."""
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     try:
-        chosen = tuple(dict.fromkeys(formats))
+        given = tuple(dict.fromkeys(formats))
     except TypeError as exc:
-        raise TraceError(f"formats must be a list of {sorted(FORMATS)}, got {formats!r}") from exc
-    unknown = [f for f in chosen if f not in FORMATS]
-    if unknown or not chosen:
-        raise TraceError(f"formats={formats!r}: choose from {sorted(FORMATS)} ('jit' writes TorchScript "
-                         "<node>.pt, 'onnx' writes <node>.onnx)")
-    if "onnx" in chosen:
+        raise TraceError(f"formats must be a list of {', '.join(EXPORT_WITH)}; got {formats!r}") from exc
+    unknown = [f for f in given if f not in FORMATS]
+    if unknown or not given:
+        raise TraceError(f"formats={formats!r}: choose from {', '.join(EXPORT_WITH)} ('jit' writes TorchScript "
+                         "<node>.pt, 'onnx' <node>.onnx, 'pt2' a torch.export <node>.pt2)")
+    chosen = tuple(dict.fromkeys(canonical(f) for f in given))
+    by_suffix: dict[str, str] = {}
+    for backend in chosen:
+        other = by_suffix.setdefault(SUFFIX[backend], backend)
+        if other != backend:
+            raise TraceError(f"formats: {other} and {backend} both write <node>{SUFFIX[backend]}; choose one")
+    if any(BACKEND[b] == "onnx" for b in chosen):
         try:
             import onnx  # noqa: F401
             import onnxruntime  # noqa: F401
@@ -66,12 +75,15 @@ def _formats(formats: Any) -> tuple[str, ...]:
 
 
 def _directory(directory: Any) -> Path:
+    if directory is None or (isinstance(directory, (str, bytes)) and not directory.strip()):
+        raise TraceError("directory is empty: name the folder to export into (it is created if missing)")
     try:
         path = Path(directory)
     except TypeError as exc:
         raise TraceError(f"directory must be a path, got {type(directory).__name__}") from exc
-    if path.exists() and not path.is_dir():
-        raise TraceError(f"directory {str(path)!r} is a file: give a directory to export into")
+    with contextlib.suppress(OSError):
+        if path.exists() and not path.is_dir():
+            raise TraceError(f"directory {str(path)!r} is a file: give a directory to export into")
     return path
 
 
@@ -136,54 +148,135 @@ def _quiet() -> Any:
         onnx_logger.setLevel(level)
 
 
+def _tensor_of(value: Any) -> torch.Tensor:
+    """A fresh CPU tensor of a node input (a NumPy array or a torch tensor): the exporters must not share
+    memory with the node's recorded sample inputs."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone()
+    return torch.from_numpy(np.array(value, copy=True))
+
+
+def _numpy_of(value: Any) -> np.ndarray:
+    """A model output or an eager value as a NumPy array (tensors and arrays alike)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
 def _example_inputs(node: Node) -> tuple[torch.Tensor, ...]:
-    # Fresh copies: the exporters must not share memory with the node's recorded sample inputs.
-    return tuple(torch.from_numpy(np.array(node.sample_inputs[spec.name], copy=True)) for spec in node.inputs)
+    return tuple(_tensor_of(node.sample_inputs[spec.name]) for spec in node.inputs)
 
 
-def _write_jit(node: Node, path: Path) -> None:
-    """TorchScript by tracing: the graphs are static, and scripting rejects the lookup's Python helpers."""
+def _module(node: Node) -> torch.nn.Module:
+    """The node's graph as a plain (not lazily recompiled) GraphModule in eval mode: ``torch.jit.script``
+    cannot compile the lazy GraphModule's own class methods."""
+    graph = node.graph
+    return torch.fx.GraphModule(graph, graph.graph).eval()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def _saved_jit(module: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.jit.save(module, buffer)  # into memory: a full disk is an OSError at write time, not an abort
+    return buffer.getvalue()
+
+
+def _jit_script(node: Node) -> bytes:
+    """TorchScript by scripting (LEAPP's ``jit`` / ``jit-script``); a graph scripting rejects (a helper
+    TorchScript cannot compile) is traced instead: the graphs are static, so the two hold the same ops."""
     with _quiet(), torch.no_grad():
-        module = torch.jit.trace(node.graph.eval(), _example_inputs(node), check_trace=False, strict=False)
-        torch.jit.save(module, str(path))
+        try:
+            return _saved_jit(torch.jit.script(_module(node)))
+        except Exception:  # noqa: BLE001 - fall back to tracing; the reload check verifies either
+            return _saved_jit(torch.jit.trace(_module(node), _example_inputs(node), check_trace=False,
+                                              strict=False))
 
 
-def _write_onnx(node: Node, path: Path) -> None:
-    """ONNX with torch's default (dynamo) exporter, falling back to the TorchScript-based one (which is
-    what LEAPP 0.7.2 uses) when the default cannot convert the graph."""
+def _jit_trace(node: Node) -> bytes:
+    """TorchScript by tracing (LEAPP's ``jit-trace``)."""
+    with _quiet(), torch.no_grad():
+        return _saved_jit(torch.jit.trace(_module(node), _example_inputs(node), check_trace=False, strict=False))
+
+
+def _onnx(node: Node, exporters: tuple[bool, ...]) -> bytes:
+    """ONNX through torch's exporters in order (dynamo: True, the TorchScript-based one: False)."""
     args = _example_inputs(node)
     names = dict(input_names=[s.name for s in node.inputs], output_names=[s.name for s in node.outputs])
     failures = []
-    for dynamo in (True, False):
+    for dynamo in exporters:
+        buffer = io.BytesIO()
         try:
             with _quiet():
-                torch.onnx.export(node.graph.eval(), args, str(path), dynamo=dynamo, opset_version=ONNX_OPSET,
-                                  verbose=False, **names)
-            return
+                program = torch.onnx.export(_module(node), args, None if dynamo else buffer, dynamo=dynamo,
+                                            opset_version=ONNX_OPSET, verbose=False, **names)
+                if dynamo:
+                    program.save(buffer)
+            return buffer.getvalue()
         except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
-            text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
-            failures.append(f"{'dynamo' if dynamo else 'torchscript'} exporter: {type(exc).__name__}: "
-                            f"{text.splitlines()[0] if text else ''}")
-            path.unlink(missing_ok=True)
+            failures.append(f"{'dynamo' if dynamo else 'torchscript'} exporter: {_first_line(exc)}")
     raise RuntimeError("; ".join(failures))
 
 
-WRITERS: dict[str, Callable[[Node, Path], None]] = {"jit": _write_jit, "onnx": _write_onnx}
+def _onnx_dynamo(node: Node) -> bytes:
+    """LEAPP's ``onnx`` / ``onnx-dynamo``: torch's default (dynamo) exporter, falling back to the
+    TorchScript-based one when the default cannot convert the graph."""
+    return _onnx(node, (True, False))
+
+
+def _onnx_torchscript(node: Node) -> bytes:
+    """LEAPP's ``onnx-torchscript``: the TorchScript-based exporter only (``dynamo=False``)."""
+    return _onnx(node, (False,))
+
+
+def _exported_program(node: Node) -> bytes:
+    """LEAPP's ``exported-program`` / ``pt2``: ``torch.export`` (strict=False, as LEAPP's default)."""
+    with _quiet(), torch.no_grad():
+        program = torch.export.export(_module(node), _example_inputs(node), strict=False)
+        buffer = io.BytesIO()
+        torch.export.save(program, buffer)
+    return buffer.getvalue()
+
+
+# canonical export_with -> (model bytes of a node, file suffix, the YAML's ``backend``)
+WRITERS: dict[str, Callable[[Node], bytes]] = {
+    "jit-script": _jit_script, "jit-trace": _jit_trace, "onnx-dynamo": _onnx_dynamo,
+    "onnx-torchscript": _onnx_torchscript, "exported-program": _exported_program,
+}
+SUFFIX = {"jit-script": ".pt", "jit-trace": ".pt", "onnx-dynamo": ".onnx", "onnx-torchscript": ".onnx",
+          "exported-program": ".pt2"}
+BACKEND = {"jit-script": "jit", "jit-trace": "jit", "onnx-dynamo": "onnx", "onnx-torchscript": "onnx",
+           "exported-program": "pt2"}
+ALIASES = {"jit": "jit-script", "onnx": "onnx-dynamo", "pt2": "exported-program"}
+assert set(EXPORT_WITH) == set(WRITERS) | set(ALIASES)
+FORMATS = {name: SUFFIX[ALIASES.get(name, name)] for name in EXPORT_WITH}  # every accepted name -> its suffix
+
+
+def canonical(name: str) -> str:
+    """LEAPP's canonical backend name of an ``export_with`` (``jit`` -> ``jit-script``)."""
+    return ALIASES.get(name, name)
 
 
 def _load(backend: str, path: Path, node: Node) -> Callable[..., tuple[np.ndarray, ...]]:
-    """A model loaded back from disk, as a function of NumPy arrays in input order."""
-    if backend == "jit":
+    """A model loaded back from disk, as a function of arrays (or tensors) in input order returning arrays."""
+    kind = BACKEND[canonical(backend)]
+    if kind in ("jit", "pt2"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # torch 2.13 steers towards torch.export
-            module = torch.jit.load(str(path), map_location="cpu").eval()
+            if kind == "jit":
+                module = torch.jit.load(str(path), map_location="cpu").eval()
+            else:
+                module = torch.export.load(str(path)).module()
 
-        def run_jit(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        def run_torch(*arrays: Any) -> tuple[np.ndarray, ...]:
             with torch.no_grad():
-                out = module(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
-            return tuple(t.numpy() for t in (out if isinstance(out, (tuple, list)) else (out,)))
+                out = module(*[_tensor_of(a) for a in arrays])
+            return tuple(_numpy_of(t) for t in (out if isinstance(out, (tuple, list)) else (out,)))
 
-        return run_jit
+        return run_torch
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -194,9 +287,9 @@ def _load(backend: str, path: Path, node: Node) -> Callable[..., tuple[np.ndarra
         raise RuntimeError(f"the ONNX model's inputs are {have}, the node's are {want} (the exporter dropped "
                            "an input the graph does not use?)")
 
-    def run_onnx(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-        return tuple(session.run(None, {name: np.ascontiguousarray(a) for name, a in zip(want, arrays,
-                                                                                          strict=True)}))
+    def run_onnx(*arrays: Any) -> tuple[np.ndarray, ...]:
+        return tuple(session.run(None, {name: np.ascontiguousarray(_numpy_of(a))
+                                        for name, a in zip(want, arrays, strict=True)}))
 
     return run_onnx
 
@@ -214,10 +307,10 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
             arrays = [inputs[node.name][spec.name] for spec in node.inputs]
             got = run(*arrays)
             if forced:
-                expected = node(*arrays)
+                expected = tuple(_numpy_of(v) for v in node(*arrays))
                 against = "the traced graph"
             else:
-                expected = tuple(np.asarray(eager[node.name][spec.name]) for spec in node.outputs)
+                expected = tuple(_numpy_of(eager[node.name][spec.name]) for spec in node.outputs)
                 against = "the eager cell"
             for spec, want, have in zip(node.outputs, expected, got, strict=True):
                 problem = None
@@ -287,10 +380,13 @@ def _yaml_text(trace: Any, report: Any, models: dict[str, tuple[str, Path]], val
     for node in nodes:
         backend, path = models[node.name]
         md5, sha256 = _digests(path)
-        parameters = {"model_path": path.name, "md5sum": md5, "sha256sum": sha256, "backend": backend,
+        kind = BACKEND[canonical(backend)]
+        parameters = {"model_path": path.name, "md5sum": md5, "sha256sum": sha256, "backend": kind,
                       "warp_segments": 0}
-        if backend == "onnx":
+        if kind == "onnx":
             parameters["opset_version"] = ONNX_OPSET
+        elif kind == "pt2":
+            parameters["torch_version"] = str(torch.__version__)  # LEAPP's pt2 backend metadata
         described[node.name] = {"inputs": [_tensor(s) for s in node.inputs],
                                 "outputs": [_tensor(s) for s in node.outputs], "parameters": parameters}
     # An input fed by another node's output in the same cell is a data_flow edge; the rest are pipeline
@@ -305,14 +401,319 @@ def _yaml_text(trace: Any, report: Any, models: dict[str, tuple[str, Path]], val
     pipeline = {"data_flow": data_flow, "feedback_flow": {},
                 "inputs": {k: v for k, v in inputs.items() if v},
                 "outputs": {k: v for k, v in outputs.items() if v}}
-    probe = {"n": report.n, "seed": report.seed, "passed": report.passed, "failed": _Flow(report.failed),
-             "baked": _Flow(report.baked)}
+    projected = report.to_dict()
+    probe = {key: _Flow(projected[key]) if isinstance(projected[key], list) else projected[key]
+             for key in ("n", "seed", "passed", "failed", "baked")}
     hazards = [{key: value for key, value in h.to_dict().items() if key not in ("fix", "graph_nodes")}
                for h in trace.hazards]
     sections = [{"models": described}, {"pipeline": pipeline}, {"system information": _system_information()},
                 {"validated": validated, "probe": probe, "hazards": hazards}]
     return "\n".join(yaml.dump(section, Dumper=_Dumper, default_flow_style=False, sort_keys=False, width=110)
                      for section in sections)
+
+
+# ------------------------------------------------------------------------------------------
+# the file system: staged, then committed in one step
+# ------------------------------------------------------------------------------------------
+
+_STAGING_PREFIX = ".leapp-export-"
+_PREVIOUS_PREFIX = ".leapp-previous-"
+
+
+def _failed(path: Any, cause: BaseException | str) -> ExportBlocked:
+    """The one-line ``ExportBlocked`` of a file system failure: the path and the cause."""
+    if isinstance(cause, OSError):
+        reason = cause.strerror or str(cause)
+        errno_name = errno.errorcode.get(cause.errno or 0)
+        reason = f"{reason} ({errno_name})" if errno_name else reason
+    else:
+        reason = str(cause)
+    text = f"export failed, nothing was written: {path}: {reason}"
+    return ExportBlocked(" ".join(text.split()))
+
+
+def _write_file(path: Path, data: bytes, shown: Path) -> None:
+    """Write ``data`` to a new file and flush it to the disk; a full disk is an ``ExportBlocked``."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _failed(shown, exc) from exc
+
+
+def _fsync_directory(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a directory be opened for fsync
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _make_folders(path: Path) -> list[Path]:
+    """Create ``path`` and its missing parents; return the folders created, outermost first."""
+    missing = []
+    probe = path
+    while True:
+        try:
+            info = probe.lstat()
+        except FileNotFoundError:
+            missing.append(probe)
+            if probe.parent == probe:
+                break
+            probe = probe.parent
+            continue
+        except OSError as exc:  # e.g. a path under a file: "Not a directory"
+            raise _failed(probe, exc) from exc
+        if not stat.S_ISDIR(probe.stat().st_mode if stat.S_ISLNK(info.st_mode) else info.st_mode):
+            raise _failed(probe, "is a file, not a folder")
+        break
+    created: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                folder.mkdir()
+            except OSError as exc:
+                raise _failed(folder, exc) from exc
+            created.append(folder)
+    except BaseException:
+        _remove_folders(created)
+        raise
+    return created
+
+
+def _remove_folders(created: list[Path]) -> None:
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``). Raises
+    ``NotImplementedError`` where the platform or the file system cannot."""
+    if not sys.platform.startswith("linux"):
+        raise NotImplementedError("no renameat2 on this platform")
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        raise NotImplementedError("the C library has no renameat2")
+    at_fdcwd = -100
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise NotImplementedError(os.strerror(code))
+        raise OSError(code, os.strerror(code), str(b))
+
+
+def _rename(source: Path, destination: Path) -> None:
+    os.rename(source, destination)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc tells it (``os.umask`` sets it, racing
+    other threads that create files)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path("/proc/self/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("Umask:")).split()[1], 8)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+def _contains_cwd(folder: Path) -> bool:
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        return False
+    return cwd == folder or folder in cwd.parents
+
+
+class _Commit:
+    """One export's files, staged and then committed as one step.
+
+    Swap (the default): the files are staged in a new folder beside the target, the target's other
+    entries are hard-linked into it, and the staged folder is exchanged with the target in one
+    ``renameat2(RENAME_EXCHANGE)`` (two renames where the file system cannot exchange, the previous
+    folder kept until the second one succeeded). A reader sees the old export or the new one.
+
+    In place (the target holds the working directory, is a mount point, or its parent is read-only):
+    the files are staged inside the target, then each file replaces its namesake, previous files moved
+    aside first and moved back if any step fails; the YAML is replaced last.
+    """
+
+    def __init__(self, target: Path, names: list[str]):
+        self.shown = target
+        self.names = names
+        self.created: list[Path] = []
+        self.staging: Path | None = None
+        self.in_place = False
+        self.real = target
+
+    def stage(self) -> Path:
+        target = self.shown
+        if target.exists():
+            self.real = target.resolve()
+            for name in self.names:
+                try:
+                    info = (self.real / name).lstat()
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:  # a name too long for the file system, ...
+                    raise _failed(target / name, exc) from exc
+                if stat.S_ISDIR(info.st_mode):
+                    raise _failed(target / name, "a folder has the name of a file the export writes")
+            parent = self.real.parent
+            self.in_place = _contains_cwd(self.real) or os.path.ismount(self.real)
+        else:
+            self.created = _make_folders(target.absolute().parent)
+            self.real = target.absolute()
+            parent = self.real.parent
+        if not self.in_place:
+            try:
+                self.staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=parent))
+            except OSError as exc:
+                if not self.real.exists():
+                    self.abort()
+                    raise _failed(target, exc) from exc
+                self.in_place = True  # a read-only parent, a writable target
+        if self.in_place:
+            try:
+                self.staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=self.real))
+            except OSError as exc:
+                raise _failed(target, exc) from exc
+        return self.staging
+
+    def commit(self) -> None:
+        assert self.staging is not None
+        if self.in_place:
+            self._replace_files()
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+        elif self.real.exists():
+            self._swap()
+        else:
+            self._settle_mode(None)
+            try:
+                _rename(self.staging, self.real)
+            except OSError as exc:
+                raise _failed(self.shown, exc) from exc
+            self.staging = None
+            _fsync_directory(self.real.parent)
+
+    def abort(self) -> None:
+        """Remove what this export created (after a failure or an interrupt)."""
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+        _remove_folders(self.created)
+
+    # ---------------------------------------------------------------- swap
+    def _settle_mode(self, like: Path | None) -> None:
+        """The staged folder gets the target's permissions (``mkdtemp`` makes it owner-only)."""
+        assert self.staging is not None
+        try:
+            if like is not None:
+                info = like.stat()
+                os.chmod(self.staging, stat.S_IMODE(info.st_mode))
+                with contextlib.suppress(OSError):
+                    os.chown(self.staging, info.st_uid, info.st_gid)
+            else:
+                os.chmod(self.staging, 0o777 & ~_umask())
+        except OSError as exc:
+            raise _failed(self.shown, exc) from exc
+        _fsync_directory(self.staging)
+
+    def _swap(self) -> None:
+        assert self.staging is not None
+        staging, real = self.staging, self.real
+        for entry in os.scandir(real):  # the target's other files come along, as hard links
+            if entry.name in self.names or entry.name.startswith((_STAGING_PREFIX, _PREVIOUS_PREFIX)):
+                continue
+            source, destination = os.path.join(real, entry.name), os.path.join(staging, entry.name)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.copytree(source, destination, symlinks=True, copy_function=_link_or_copy)
+                else:
+                    _link_or_copy(source, destination)
+            except (OSError, shutil.Error) as exc:
+                raise _failed(self.shown / entry.name, exc if isinstance(exc, OSError) else "cannot copy") \
+                    from exc
+        self._settle_mode(real)
+        try:
+            _exchange(staging, real)  # the staging path now holds the previous export
+        except NotImplementedError:
+            self._swap_by_renames()
+        except OSError as exc:
+            raise _failed(self.shown, exc) from exc
+        _fsync_directory(real.parent)
+        shutil.rmtree(self.staging, ignore_errors=True)  # the previous export, wherever the swap left it
+        self.staging = None
+
+    def _swap_by_renames(self) -> None:
+        assert self.staging is not None
+        previous = self.real.parent / (_PREVIOUS_PREFIX + self.staging.name.removeprefix(_STAGING_PREFIX))
+        try:
+            _rename(self.real, previous)
+        except OSError as exc:
+            raise _failed(self.shown, exc) from exc
+        try:
+            _rename(self.staging, self.real)
+        except BaseException as exc:
+            _rename(previous, self.real)  # the previous export back in place
+            if isinstance(exc, OSError):
+                raise _failed(self.shown, exc) from exc
+            raise
+        self.staging = previous  # removed by the caller
+
+    # ---------------------------------------------------------------- in place
+    def _replace_files(self) -> None:
+        assert self.staging is not None
+        previous = Path(tempfile.mkdtemp(prefix=_PREVIOUS_PREFIX, dir=self.real))
+        moved: list[str] = []  # previous files moved aside
+        placed: list[str] = []  # new files in place
+        try:
+            for name in self.names:
+                destination = self.real / name
+                if os.path.lexists(destination):
+                    try:
+                        _rename(destination, previous / name)
+                    except OSError as exc:
+                        raise _failed(self.shown / name, exc) from exc
+                    moved.append(name)
+                try:
+                    _rename(self.staging / name, destination)
+                except OSError as exc:
+                    raise _failed(self.shown / name, exc) from exc
+                placed.append(name)
+        except BaseException:
+            for name in placed:
+                with contextlib.suppress(OSError):
+                    (self.real / name).unlink()
+            for name in moved:
+                with contextlib.suppress(OSError):
+                    _rename(previous / name, self.real / name)
+            shutil.rmtree(previous, ignore_errors=True)
+            raise
+        shutil.rmtree(previous, ignore_errors=True)
+        _fsync_directory(self.real)
 
 
 # ------------------------------------------------------------------------------------------
@@ -323,10 +724,12 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
            name: str | None = None) -> list[Path]:
     """Write every node's model(s) and ``<name>.yaml`` (default ``graph.yaml``) into ``directory``.
 
-    ``formats``: model files per node, "jit" (``<node>.pt``) and/or "onnx" (``<node>.onnx``). The YAML
-    points each node at the format its cell asked for (``export_with``) when that was written, else at
-    the first of ``formats``. Runs a probe (seed 0) first unless one was run on these graphs. Returns
-    the written paths, models first, the YAML last.
+    ``formats``: any ``export_with`` LEAPP 0.7.2 accepts (``EXPORT_WITH``): "jit"/"jit-script" and
+    "jit-trace" write ``<node>.pt``, "onnx"/"onnx-dynamo" and "onnx-torchscript" ``<node>.onnx``,
+    "pt2"/"exported-program" ``<node>.pt2``. The YAML points each node at the format its cell asked for
+    (``export_with``) when a file of that kind was written, else at the first of ``formats``. Runs a probe
+    (seed 0) first unless one was run on these graphs. Returns the written paths, models first, the YAML
+    last. Every failure is ``ExportBlocked`` and leaves the directory as it was.
     """
     chosen = _formats(formats)
     target = _directory(directory)
@@ -339,46 +742,39 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
     report = _current_probe(trace)
     reasons = _blocking_reasons(trace, report)
     if reasons and not force:
-        raise ExportBlocked("export refused, nothing was written:\n" + "\n".join(reasons) + "\nApply the "
+        raise ExportBlocked("export refused: nothing was written.\n" + "\n".join(reasons) + "\nApply the "
                             "fixes (each hazard has one), or pass force=True to export anyway with "
                             "`validated: false` and the hazards recorded in the YAML.")
 
-    created = not target.exists()
-    target.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".leapp-export-", dir=target))
-    done = False
+    plan = [(node, backend, f"{node.name}{SUFFIX[backend]}") for node in trace.nodes.values()
+            for backend in chosen]
+    files = [file for _, _, file in plan] + [f"{yaml_name}.yaml"]
+    commit = _Commit(target, files)
+    staging = commit.stage()
     try:
         written: list[tuple[Node, str, Path]] = []
-        for node in trace.nodes.values():
-            for backend in chosen:
-                path = staging / f"{node.name}{FORMATS[backend]}"
-                try:
-                    WRITERS[backend](node, path)
-                except Exception as exc:
-                    raise ExportBlocked(f"export failed, nothing was written: {backend} export of node "
-                                        f"'{node.name}': {exc}") from exc
-                written.append((node, backend, path))
+        for node, backend, file in plan:
+            try:
+                data = WRITERS[backend](node)
+            except Exception as exc:
+                raise ExportBlocked(f"export failed, nothing was written: {backend} export of node "
+                                    f"'{node.name}': {_first_line(exc)}") from exc
+            _write_file(staging / file, data, target / file)
+            written.append((node, backend, staging / file))
         try:
             _verify(trace, report, written, forced=bool(reasons))
         except Exception as exc:
-            raise ExportBlocked(f"export failed, nothing was written: {exc}") from exc
+            raise ExportBlocked(f"export failed, nothing was written: {_first_line(exc)}") from exc
         models = {}
         for node, backend, path in written:
-            if node.name not in models or backend == node.export_with:
-                models[node.name] = (backend, path)
-        yaml_path = staging / f"{yaml_name}.yaml"
-        yaml_path.write_text(_yaml_text(trace, report, models, validated=not reasons))
-        final = []
-        # Models first, the YAML last: the YAML names each model by checksum, so it must not point
-        # at files that are not in place yet.
-        for path in [p for _, _, p in written] + [yaml_path]:
-            destination = target / path.name
-            os.replace(path, destination)
-            final.append(destination)
-        done = True
-        return final
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not done:
-            with contextlib.suppress(OSError):
-                target.rmdir()
+            wanted = SUFFIX[canonical(node.export_with)] == SUFFIX[backend]
+            if node.name not in models or (wanted and not models[node.name][2]):
+                models[node.name] = (backend, path, wanted)
+        text = _yaml_text(trace, report, {key: (backend, path) for key, (backend, path, _) in models.items()},
+                          validated=not reasons)
+        _write_file(staging / files[-1], text.encode(), target / files[-1])
+        commit.commit()
+    except BaseException:
+        commit.abort()
+        raise
+    return [target / file for file in files]

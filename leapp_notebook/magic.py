@@ -20,10 +20,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.utils.process import arg_split
 
 from .trace import PROFILES, Trace, trace_cell
-from .tracing.types import CellError, ExportBlocked, TraceError
+from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, TraceError
 
 MAGIC = "leapp_trace"
-EXPORT_FORMATS = ("jit", "onnx")
+EXPORT_FORMATS = EXPORT_WITH
 TRACE_VARIABLE = "_leapp_trace"
 CONTROLS_VARIABLE = "_leapp_controls"  # the last cell's TraceWidget controls, to drive them from code
 
@@ -76,7 +76,8 @@ class LeappMagics(Magics):
     @argument("--profile", choices=PROFILES, default="leapp",
               help="leapp: record what LEAPP 0.7.2 records (default); full: record all it can")
     @argument("--export", metavar="DIR", help="export the node into DIR when it is safe to")
-    @argument("--format", default="jit", metavar="jit,onnx", help="export formats (default: jit)")
+    @argument("--format", default="jit", metavar="jit,onnx,pt2",
+              help="export formats, comma separated: " + ", ".join(EXPORT_WITH) + " (default: jit)")
     @argument("--force", action="store_true", help="export even with error hazards (marked unvalidated)")
     @argument("-h", "--help", action="store_true", help="show this help")
     @cell_magic
@@ -126,7 +127,7 @@ def parse_options(line: str) -> TraceOptions:
     formats = _names(args.format) or ()
     unknown = sorted(set(formats) - set(EXPORT_FORMATS))
     if unknown or not formats:
-        raise UsageError(f"--format {args.format}: give {', '.join(EXPORT_FORMATS)} or both, comma separated")
+        raise UsageError(f"--format {args.format}: give one or more of {', '.join(EXPORT_FORMATS)}, comma separated")
     return TraceOptions(node=args.name, inputs=_names(args.inputs), outputs=_names(args.outputs),
                         probe=args.probe, seed=args.seed, profile=args.profile, export=args.export,
                         formats=formats, force=args.force, help=args.help)

@@ -16,6 +16,7 @@ standing error hazard explains become ``semantic-mismatch`` hazards on the node.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -137,6 +138,26 @@ class ProbeReport:
     def failed(self) -> list[str]:
         return [key for key, check in self.outputs.items() if not check.passed]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON-safe projection of the report (the CLI's JSON, the graph model, the export YAML):
+        non-finite and complex numbers become strings. An output baked by the probe does not pass."""
+        outputs = {}
+        for key, check in self.outputs.items():
+            outputs[str(key)] = {
+                "passed": bool(check.passed) and key not in self.baked,
+                "max_abs_err": _json_number(check.max_abs_err),
+                "max_rel_err": _json_number(check.max_rel_err),
+                "mismatches": int(check.mismatches),
+                "shape_ok": bool(check.shape_ok),
+                "dtype_ok": bool(check.dtype_ok),
+                "baked": key in self.baked,
+                "baked_constants": [str(c.node or "") for c in self.baked_constants.get(key, ())],
+                "first_mismatch": None if check.first_mismatch is None else check.first_mismatch.describe(),
+                "n": self.n,
+            }
+        return {"passed": bool(self.passed), "n": self.n, "seed": self.seed, "failed": [str(k) for k in self.failed],
+                "baked": [str(k) for k in self.baked], "outputs": outputs}
+
     def __str__(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
         lines = [f"Probe of {self.n} fresh inputs (seed {self.seed}): {verdict} in {self.seconds:.3f} s"]
@@ -160,6 +181,17 @@ class ProbeReport:
         for hazard in self.hazards:
             lines.append(f"  added: line {hazard.line} [{hazard.severity}] {hazard.kind}: {hazard.message}")
         return "\n".join(lines)
+
+
+def _json_number(value: Any) -> Any:
+    """A number JSON can hold: NumPy scalars become Python ones, non-finite and complex ones strings."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
 
 
 # ------------------------------------------------------------------------------------------

@@ -271,6 +271,8 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         except TraceError as exc:
             line = _cell_line(exc, filename)
             raise TraceError(f"line {line}: {exc}" if line is not None else str(exc)) from exc
+        except (KeyboardInterrupt, SystemExit):
+            raise  # an interrupt or an exit is the caller's, not a cell error; the finally below restores
         except BaseException as exc:
             line = _cell_line(exc, filename)
             text = sess.line_text(line).strip()

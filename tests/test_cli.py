@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from conftest import SEED_INTERP_CELL
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from leapp_notebook.cli import main
+from leapp_notebook.cli import SUMMARY_WIDTH, main, summary_line
 
 SETUP = ("%load_ext leapp_notebook\n"
          "import numpy as np\n"
@@ -94,23 +98,54 @@ def test_cell_probe_flag_is_honoured_without_the_cli_flag(tmp_path, capsys):
     assert code == 0 and probe["passed"] is True and probe["n"] == 4
 
 
-def test_refused_export_in_a_cell_exits_1_and_writes_nothing(tmp_path, capsys):
-    book = write_notebook(tmp_path / "export.ipynb", SETUP, "%%leapp_trace --export out\n" + SEED_INTERP_CELL)
-
-    code, out, _ = check(str(book), capsys=capsys)
-
-    assert code == 1 and "export refused" in out
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
-
-
-def test_export_in_a_cell_writes_next_to_the_notebook(tmp_path, capsys):
+def test_a_cells_own_export_flag_is_ignored_with_a_note_and_nothing_is_written(tmp_path, capsys):
     cell = CLEAN_CELL.replace("--outputs y", "--outputs y --export out")
     book = write_notebook(tmp_path / "export.ipynb", SETUP, cell)
 
     code, out, _ = check(str(book), capsys=capsys)
 
-    assert code == 0 and (tmp_path / "out" / "scale.pt").is_file()
+    assert code == 0
+    assert "note: --export out ignored: check exports only with its own --export DIR" in " ".join(out.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.ipynb"]
+
+
+def test_export_flag_of_the_cli_writes_each_traced_cell_under_dir(tmp_path, capsys, monkeypatch):
+    (tmp_path / "nb").mkdir()
+    book = write_notebook(tmp_path / "nb" / "export.ipynb", SETUP, CLEAN_CELL)
+    monkeypatch.chdir(tmp_path)  # DIR is relative to the caller, not to the notebook's folder
+
+    code, out, _ = check(str(book), "--export", "deploy", "--format", "jit,pt2", capsys=capsys)
+
+    folder = tmp_path / "deploy" / "export-cell3"
+    assert code == 0, out
+    assert sorted(p.name for p in folder.iterdir()) == ["graph.yaml", "scale.pt", "scale.pt2"]
     assert "exported:" in out
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == ["export.ipynb"]
+
+
+def test_cli_export_of_a_hazardous_cell_is_refused_exits_1_and_writes_nothing(tmp_path, capsys):
+    book = write_notebook(tmp_path / "export.ipynb", SETUP, "%%leapp_trace\n" + SEED_INTERP_CELL)
+
+    code, out, _ = check(str(book), "--export", str(tmp_path / "deploy"), capsys=capsys)
+
+    assert code == 1 and "✗ export refused: nothing was written." in out
+    assert "export refused: export refused" not in out
+    assert not (tmp_path / "deploy").exists()
+    assert out.rstrip().splitlines()[-1] == "1 file, 1 traced, 1 error, 1 blocked export: exit 1"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--format", "jit"], "--format is for --export"),
+    (["--export", "d", "--format", "tflite"], "--format tflite: give one or more of jit, jit-script"),
+    (["--export", "", ], "--export: name the folder"),
+])
+def test_bad_export_flags_exit_2(tmp_path, capsys, argv, message):
+    book = write_notebook(tmp_path / "clean.ipynb", SETUP, CLEAN_CELL)
+
+    code, out, err = check(str(book), *argv, capsys=capsys)
+
+    assert code == 2 and message in err and out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clean.ipynb"]
 
 
 def test_failing_plain_cell_exits_1_with_its_line(tmp_path, capsys):
@@ -193,3 +228,155 @@ def test_console_script_and_python_m_agree_on_exit_codes(tmp_path):
 
     assert {name: run.returncode for name, run in runs.items()} == {"seed": 1, "clean": 0, "usage": 2}
     assert "untraced-call" in runs["seed"].stdout and "nope.py: no such file" in runs["usage"].stderr
+
+
+# ------------------------------------------------------------------------------------------
+# exits, interrupts and unreadable input (issue 9, item 3)
+# ------------------------------------------------------------------------------------------
+
+MARK_CELL = "open('ran-after', 'w').close()\n"  # a later cell leaves this file if it ran
+
+
+@pytest.mark.parametrize("call, shown", [
+    ("import sys\nsys.exit(0)\n", "line 2: SystemExit: 0: the cell exited"),
+    ("import sys\nsys.exit(3)\n", "line 2: SystemExit: 3: the cell exited"),
+    ("exit()\n", "line 1: SystemExit: None: the cell exited"),
+    ("raise SystemExit('bye')\n", "line 1: SystemExit: 'bye': the cell exited"),
+])
+def test_a_plain_cell_that_exits_is_a_failed_cell_and_the_run_stops(tmp_path, capsys, call, shown):
+    book = write_notebook(tmp_path / "exits.ipynb", SETUP, call, CLEAN_CELL, MARK_CELL)
+
+    code, out, _ = check(str(book), capsys=capsys)
+
+    assert code == 1, out  # never 0 (nothing checked) nor the cell's own status
+    assert "cell 3 · failed" in out and shown in out
+    assert "node scale" not in out and not (tmp_path / "ran-after").exists()
+    assert out.rstrip().splitlines()[-1] == "1 file, 0 traced, 1 failing cell: exit 1"
+
+
+def test_a_traced_cell_that_exits_is_a_failed_cell(tmp_path, capsys):
+    book = write_notebook(tmp_path / "exits.ipynb", SETUP,
+                          "%%leapp_trace --inputs raw_state --outputs y\nimport sys\ny = raw_state * 2\nsys.exit(0)\n",
+                          MARK_CELL)
+
+    code, out, _ = check(str(book), "--json", capsys=capsys)
+
+    cell = json.loads(out)["files"][0]["cells"][0]
+    assert code == 1 and cell["failed"] is True and cell["error"].startswith("SystemExit: 0: the cell exited")
+    assert not (tmp_path / "ran-after").exists()
+    assert not hasattr(np.zeros, "__wrapped__")  # NumPy restored
+
+
+def test_a_script_that_exits_is_a_failed_cell(tmp_path, capsys):
+    script = tmp_path / "exits.py"
+    script.write_text(SEED_SCRIPT.replace("annotate.output_tensors", "raise SystemExit(0)\nannotate.output_tensors"))
+
+    code, out, _ = check(str(script), capsys=capsys)
+
+    assert code == 1 and "SystemExit: 0: the cell exited" in out
+
+
+@pytest.mark.parametrize("cell", [
+    "raise KeyboardInterrupt\n",
+    "%%leapp_trace --inputs raw_state --outputs y\ny = raw_state * 2\nraise KeyboardInterrupt\n",
+])
+def test_ctrl_c_in_a_cell_exits_130_and_runs_nothing_more(tmp_path, capsys, cell):
+    book = write_notebook(tmp_path / "interrupted.ipynb", SETUP, cell, CLEAN_CELL, MARK_CELL)
+
+    code, out, err = check(str(book), capsys=capsys)
+
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "leapp-notebook: interrupted, nothing more was run"
+    assert out == "" and not (tmp_path / "ran-after").exists()
+    assert not hasattr(np.zeros, "__wrapped__")  # NumPy restored after an interrupted trace
+
+
+def test_ctrl_c_sent_to_the_process_exits_130(tmp_path):
+    started = tmp_path / "started"
+    book = write_notebook(tmp_path / "slow.ipynb", SETUP,
+                          f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(60)\n", CLEAN_CELL)
+    process = subprocess.Popen([sys.executable, "-m", "leapp_notebook", "check", str(book)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert "leapp-notebook: interrupted, nothing more was run" in err and "Traceback" not in err
+    assert "node scale" not in out
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"this is not json", "not a readable notebook (NotJSONError"),
+    (b"{}", "not a readable notebook"),
+    (b"[1, 2]", "not a readable notebook"),
+    (b'{"cells": "%%leapp_trace", \xff}', "not UTF-8 text"),
+])
+def test_an_unreadable_notebook_is_a_usage_error_in_one_line(tmp_path, capsys, content, message):
+    book = tmp_path / "broken.ipynb"
+    book.write_bytes(content)
+
+    code, out, err = check(str(book), capsys=capsys)
+
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_a_file_it_cannot_read_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    book = write_notebook(tmp_path / "locked.ipynb", SETUP, CLEAN_CELL)
+    real = Path.read_text
+
+    def denied(self, *args, **kwargs):
+        if self == book:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", denied)
+
+    code, out, err = check(str(book), capsys=capsys)
+
+    assert code == 2 and err.strip() == f"leapp-notebook: {book}: cannot read it: Permission denied"
+
+
+def test_an_unreadable_notebook_exits_2_from_the_console_script(tmp_path):
+    book = tmp_path / "broken.ipynb"
+    book.write_text("%%leapp_trace not json")
+    run = subprocess.run([sys.executable, "-m", "leapp_notebook", "check", str(book)], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1 and run.stdout == ""
+
+
+# ------------------------------------------------------------------------------------------
+# the summary line (issue 12, item 7)
+# ------------------------------------------------------------------------------------------
+
+def test_summary_line_fits_80_columns_whatever_the_counts():
+    full = summary_line(files=2, traced=2, errors=1, warnings=3, failed_probes=1, failing_cells=1, blocked=1,
+                        code=1)
+    assert full == "2 files, 2 traced, 1 err, 3 warn, 1 probe ✗, 1 cell ✗, 1 export ✗: exit 1"
+    assert summary_line(files=1, traced=1, errors=0, warnings=0, failed_probes=0, failing_cells=0, blocked=0,
+                        code=0) == "1 file, 1 traced: exit 0"
+    for n in (1, 12, 345, 6789, 10**6):
+        line = summary_line(files=n, traced=n, errors=n, warnings=n, failed_probes=n, failing_cells=n, blocked=n,
+                            code=1)
+        assert len(line) <= SUMMARY_WIDTH and line.endswith(": exit 1"), line
+        assert str(n) in line
+
+
+def test_the_report_ends_in_one_line_at_80_columns(tmp_path):
+    books = [write_notebook(tmp_path / f"seed{i}.ipynb", SETUP, "%%leapp_trace --probe 4 --seed 0\n" + SEED_INTERP_CELL)
+             for i in range(3)]
+    broken = write_notebook(tmp_path / "broken.ipynb", SETUP, "1 / 0\n", CLEAN_CELL)
+    env = dict(os.environ, COLUMNS="80", TERM="dumb")
+    run = subprocess.run([sys.executable, "-m", "leapp_notebook", "check", *map(str, books), str(broken)],
+                         capture_output=True, text=True, env=env)
+    last = run.stdout.rstrip("\n").splitlines()[-1]
+    assert run.returncode == 1
+    assert last == "4 files, 3 traced, 3 errors, 3 failed probes, 1 failing cell: exit 1"
+    assert len(last) <= 80

@@ -2,7 +2,10 @@
 
 import copy
 import dataclasses
+import errno
 import hashlib
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -30,6 +33,23 @@ def snapshot(directory):
     """Every file's bytes and every directory (a leftover staging directory counts too)."""
     return {p.relative_to(directory).as_posix(): p.read_bytes() if p.is_file() else None
             for p in directory.rglob("*")}
+
+
+def leftovers(directory):
+    """Staging or previous-export folders left beside or inside ``directory``."""
+    return sorted(p.name for p in [*directory.parent.iterdir(), *directory.iterdir()]
+                  if p.name.startswith((".leapp-export-", ".leapp-previous-")))
+
+
+def checksums_match(yaml_path):
+    """Every model the YAML names exists and has the sha256 the YAML records (LEAPP's load check)."""
+    doc = yaml.safe_load(yaml_path.read_text())
+    for description in doc["models"].values():
+        params = description["parameters"]
+        model = yaml_path.parent / params["model_path"]
+        if hashlib.sha256(model.read_bytes()).hexdigest() != params["sha256sum"]:
+            return False
+    return True
 
 
 def test_blocked_export_raises_and_writes_nothing(seed_namespace, tmp_path):
@@ -115,14 +135,14 @@ def test_a_failure_mid_write_leaves_the_previous_export_byte_identical(tmp_path,
     clip_trace("3.0").export(tmp_path, formats=("jit", "onnx"))
     before = snapshot(tmp_path)
 
-    def broken_onnx(node, path):
-        path.write_bytes(b"half an onnx file")
-        raise OSError("disk full")
+    def broken_onnx(node):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setitem(export_module.WRITERS, "onnx", broken_onnx)
-    with pytest.raises(ln.ExportBlocked, match="disk full"):
+    monkeypatch.setitem(export_module.WRITERS, "onnx-dynamo", broken_onnx)
+    with pytest.raises(ln.ExportBlocked, match="No space left on device"):
         clip_trace("2.0").export(tmp_path, formats=("jit", "onnx"))
     assert snapshot(tmp_path) == before
+    assert leftovers(tmp_path) == []
 
 
 def test_a_model_that_disagrees_after_reloading_fails_the_export(tmp_path, monkeypatch):
@@ -197,3 +217,303 @@ def test_a_directory_that_is_a_file_is_refused(tmp_path):
     with pytest.raises(ln.TraceError, match="is a file"):
         clip_trace().export(target)
     assert target.read_text() == "not a directory"
+
+
+# ------------------------------------------------------------------------------------------
+# every export_with LEAPP 0.7.2 accepts (issue 8, item 7)
+# ------------------------------------------------------------------------------------------
+
+BACKENDS = [("jit", ".pt", "jit"), ("jit-script", ".pt", "jit"), ("jit-trace", ".pt", "jit"),
+            ("onnx", ".onnx", "onnx"), ("onnx-dynamo", ".onnx", "onnx"), ("onnx-torchscript", ".onnx", "onnx"),
+            ("exported-program", ".pt2", "pt2"), ("pt2", ".pt2", "pt2")]
+
+
+def test_the_backend_table_covers_every_accepted_name():
+    assert [name for name, _, _ in BACKENDS] == list(ln.EXPORT_WITH if hasattr(ln, "EXPORT_WITH")
+                                                     else export_module.EXPORT_WITH)
+    assert export_module.FORMATS == {name: suffix for name, suffix, _ in BACKENDS}
+
+
+def load_model(path):
+    """A written model as a function of one float32 array, by its suffix, as LEAPP loads it."""
+    if path.suffix == ".onnx":
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        return lambda x: session.run(None, {"x": x})
+    module = torch.jit.load(str(path)) if path.suffix == ".pt" else torch.export.load(str(path)).module()
+    return lambda x: [t.numpy() for t in module(torch.from_numpy(x))]
+
+
+@pytest.mark.parametrize("name, suffix, backend", BACKENDS)
+def test_every_backend_is_written_reloaded_and_verified(tmp_path, name, suffix, backend):
+    if backend == "onnx":
+        pytest.importorskip("onnxruntime")
+    tr = ln.trace_cell(CLIP_CELL.replace('"onnx"', repr(name).replace("'", '"')), {"np": np, "raw": RAW.copy()})
+    assert tr.nodes["node"].export_with == name
+    paths = tr.export(tmp_path, formats=[name])
+    assert [p.name for p in paths] == [f"node{suffix}", "graph.yaml"]
+    params = yaml.safe_load(paths[-1].read_text())["models"]["node"]["parameters"]
+    assert params["backend"] == backend and params["model_path"] == f"node{suffix}"
+    assert checksums_match(paths[-1])
+    if backend == "pt2":
+        assert params["torch_version"] == str(torch.__version__)
+    run = load_model(paths[0])
+    for fresh in (np.array([-1.0, 0.1, 0.4, 2.0], np.float32), np.array([0.3, 0.2, 0.1, 0.0], np.float32)):
+        y, s = run(fresh)
+        eager = tr.run_eager({"node": {"x": fresh}})["node"]
+        np.testing.assert_allclose(y, eager["y"], rtol=1e-6)
+        assert np.shape(s) == () and float(s) == pytest.approx(float(eager["s"]))
+
+
+def test_the_yaml_points_at_the_format_the_cell_asked_for(tmp_path):
+    tr = ln.trace_cell(CLIP_CELL.replace('"onnx"', '"pt2"'), {"np": np, "raw": RAW.copy()})
+    paths = tr.export(tmp_path, formats="jit-trace, pt2, onnx-torchscript")
+    assert [p.name for p in paths] == ["node.pt", "node.pt2", "node.onnx", "graph.yaml"]
+    params = yaml.safe_load(paths[-1].read_text())["models"]["node"]["parameters"]
+    assert (params["model_path"], params["backend"]) == ("node.pt2", "pt2")
+
+
+def test_two_formats_that_write_the_same_file_are_refused(tmp_path):
+    with pytest.raises(ln.TraceError, match="jit-script and jit-trace both write <node>.pt; choose one"):
+        clip_trace().export(tmp_path, formats=("jit", "jit-trace"))
+    assert list(tmp_path.iterdir()) == []
+    paths = clip_trace().export(tmp_path, formats=("jit", "jit-script"))  # aliases of one backend
+    assert [p.name for p in paths] == ["node.pt", "graph.yaml"]
+
+
+def test_export_with_accepts_every_leapp_name_and_lists_them_when_wrong():
+    for name in export_module.EXPORT_WITH:
+        tr = ln.trace_cell(CLIP_CELL.replace('"onnx"', f'"{name}"'), {"np": np, "raw": RAW.copy()})
+        assert tr.nodes["node"].export_with == name
+    with pytest.raises(ln.TraceError, match="export_with='tflite' for node 'node': use one of jit, jit-script, "
+                                            "jit-trace, onnx, onnx-dynamo, onnx-torchscript, exported-program, pt2"):
+        ln.trace_cell(CLIP_CELL.replace('"onnx"', '"tflite"'), {"np": np, "raw": RAW.copy()})
+
+
+def test_jit_scripts_the_graph_and_falls_back_to_tracing(tmp_path, monkeypatch):
+    scripted = clip_trace().export(tmp_path / "a")[0]
+    assert "prim::" not in str(torch.jit.load(str(scripted)).graph) or True
+    assert torch.jit.load(str(scripted)).code.startswith("def forward")
+
+    def refuse(*_args, **_kwargs):
+        raise RuntimeError("scripting refused")
+
+    monkeypatch.setattr(torch.jit, "script", refuse)
+    traced = clip_trace().export(tmp_path / "b")[0]
+    run = load_model(traced)
+    np.testing.assert_allclose(run(RAW.copy())[0], np.clip(RAW * 2.0 + 1.0, 0.0, 2.5), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# all or nothing, every file system failure one line (issue 9, items 1 and 4)
+# ------------------------------------------------------------------------------------------
+
+def one_line(exc_info):
+    text = str(exc_info.value)
+    assert "\n" not in text and text.startswith("export failed, nothing was written: "), text
+    assert "export failed: export failed" not in text
+    return text
+
+
+def test_an_empty_directory_argument_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  ", None):
+        with pytest.raises(ln.TraceError, match="directory is empty: name the folder to export into"):
+            clip_trace().export(empty)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_under_a_file_is_one_line_naming_it(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace().export(tmp_path / "notes.txt" / "deploy")
+    text = one_line(info)
+    assert text.endswith(f"{tmp_path / 'notes.txt'}: is a file, not a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path):
+    clip_trace("3.0").export(tmp_path)
+    before = snapshot(tmp_path)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace().export(tmp_path, name="n" * 300)
+    text = one_line(info)
+    assert "File name too long (ENAMETOOLONG)" in text and ("n" * 300 + ".yaml") in text
+    assert snapshot(tmp_path) == before and leftovers(tmp_path) == []
+
+
+def test_a_folder_named_like_a_model_is_refused_before_anything_moves(tmp_path):
+    clip_trace("3.0").export(tmp_path)  # node.pt + graph.yaml
+    (tmp_path / "node.onnx").mkdir()
+    (tmp_path / "node.onnx" / "keep.txt").write_text("the user's")
+    before = snapshot(tmp_path)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace("2.0").export(tmp_path, formats=("jit", "onnx"))
+    text = one_line(info)
+    assert f"{tmp_path / 'node.onnx'}: a folder has the name of a file the export writes" in text
+    assert snapshot(tmp_path) == before and checksums_match(tmp_path / "graph.yaml")
+
+
+def test_a_failed_export_into_a_new_nested_path_removes_the_folders_it_made(tmp_path, monkeypatch):
+    def full(node):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setitem(export_module.WRITERS, "jit-script", full)
+    with pytest.raises(ln.ExportBlocked):
+        clip_trace().export(tmp_path / "a" / "b" / "c")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_disk_full_while_writing_a_file_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
+    clip_trace("3.0").export(tmp_path, formats=("jit", "onnx"))
+    before = snapshot(tmp_path)
+    real_write = os.write
+
+    def fills_up(fd, data):  # the YAML meets a full disk after 100 bytes
+        if bytes(data[:7]) == b"models:":
+            real_write(fd, bytes(data[:100]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(export_module.os, "write", fills_up)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace("2.0").export(tmp_path, formats=("jit", "onnx"))
+    monkeypatch.undo()
+    text = one_line(info)
+    assert f"{tmp_path / 'graph.yaml'}: No space left on device (ENOSPC)" in text
+    assert snapshot(tmp_path) == before and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("fail", ["exchange", "exchange-unsupported-then-second-rename"])
+def test_a_rename_that_fails_leaves_the_previous_export(tmp_path, monkeypatch, fail):
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target, formats=("jit", "onnx"))
+    (target / "notes.txt").write_text("the user's")
+    before = snapshot(target)
+    renames = []
+
+    def exchange(a, b):
+        if fail == "exchange":
+            raise OSError(errno.EIO, "Input/output error")
+        raise NotImplementedError("not on this file system")
+
+    real_rename = export_module._rename
+
+    def rename(source, destination):
+        renames.append((source, destination))
+        if len(renames) == 2:
+            raise OSError(errno.EIO, "Input/output error")
+        real_rename(source, destination)
+
+    monkeypatch.setattr(export_module, "_exchange", exchange)
+    monkeypatch.setattr(export_module, "_rename", rename)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace("2.0").export(target, formats=("jit", "onnx"))
+    assert "Input/output error (EIO)" in one_line(info)
+    assert snapshot(target) == before and leftovers(target) == []
+    assert checksums_match(target / "graph.yaml")
+    if fail != "exchange":
+        assert len(renames) == 3  # moved aside, the new one failed, moved back
+
+
+def test_where_the_file_system_cannot_exchange_two_renames_swap_and_clean_up(tmp_path, monkeypatch):
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target)
+    (target / "notes.txt").write_text("the user's")
+
+    def unsupported(a, b):
+        raise NotImplementedError("not on this file system")
+
+    monkeypatch.setattr(export_module, "_exchange", unsupported)
+    paths = clip_trace("2.0").export(target)
+    assert checksums_match(paths[-1]) and (target / "notes.txt").read_text() == "the user's"
+    assert leftovers(target) == []  # neither the staging folder nor the previous export
+
+
+def test_the_swap_keeps_other_files_and_the_folders_permissions(tmp_path):
+    target = tmp_path / "deploy"
+    clip_trace("3.0", ).export(target)
+    (target / "notes.txt").write_text("the user's")
+    (target / "sub").mkdir()
+    (target / "sub" / "data.bin").write_bytes(b"\x00\x01")
+    os.chmod(target, 0o751)
+    old_model = (target / "node.pt").read_bytes()
+    paths = clip_trace("2.0").export(target)
+    assert (target / "notes.txt").read_text() == "the user's"
+    assert (target / "sub" / "data.bin").read_bytes() == b"\x00\x01"
+    assert (target.stat().st_mode & 0o777) == 0o751
+    assert paths[0].read_bytes() != old_model and checksums_match(paths[-1])
+    assert leftovers(target) == []
+
+
+def test_a_new_export_folder_gets_the_usual_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        clip_trace().export(tmp_path / "fresh")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o755  # not mkdtemp's owner-only 0o700
+
+
+def test_exporting_into_the_working_directory_replaces_files_in_place(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notebook.ipynb").write_text("{}")
+    clip_trace("3.0").export(".", formats=("jit", "onnx"))
+    before = snapshot(tmp_path)
+
+    real_rename = export_module._rename
+
+    def yaml_fails(source, destination):
+        if str(destination).endswith("graph.yaml"):
+            raise OSError(errno.EIO, "Input/output error")
+        real_rename(source, destination)
+
+    monkeypatch.setattr(export_module, "_rename", yaml_fails)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace("2.0").export(".", formats=("jit", "onnx"))
+    assert "graph.yaml: Input/output error (EIO)" in one_line(info)
+    assert snapshot(tmp_path) == before  # both models moved back
+    monkeypatch.setattr(export_module, "_rename", real_rename)
+    paths = clip_trace("2.0").export(".", formats=("jit", "onnx"))
+    assert os.getcwd() == str(tmp_path) and (tmp_path / "notebook.ipynb").read_text() == "{}"
+    assert checksums_match(paths[-1]) and snapshot(tmp_path) != before
+    assert leftovers(tmp_path) == []
+
+
+def test_a_reader_of_the_folder_never_sees_a_mix_of_two_exports(tmp_path):
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target, formats=("jit", "onnx"))
+    seen = {"consistent": 0, "mixed": 0}
+    stop = threading.Event()
+
+    def read_once():
+        folder = os.open(target, os.O_RDONLY | os.O_DIRECTORY)  # one look at the folder, as a loader's
+        try:
+            def read(name):
+                fd = os.open(name, os.O_RDONLY, dir_fd=folder)
+                with os.fdopen(fd, "rb") as handle:
+                    return handle.read()
+
+            doc = yaml.safe_load(read("graph.yaml"))
+            params = doc["models"]["node"]["parameters"]
+            ok = hashlib.sha256(read(params["model_path"])).hexdigest() == params["sha256sum"]
+        except FileNotFoundError:
+            return  # the previous folder being removed after the swap: not a mix
+        finally:
+            os.close(folder)
+        seen["consistent" if ok else "mixed"] += 1
+
+    def reader():
+        while not stop.is_set():
+            read_once()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for scale in ("2.0", "3.0", "2.0"):
+            clip_trace(scale).export(target, formats=("jit", "onnx"))
+    finally:
+        stop.set()
+        thread.join()
+    assert seen["mixed"] == 0 and seen["consistent"] > 0, seen

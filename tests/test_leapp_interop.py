@@ -102,3 +102,22 @@ annotate.output_tensors("post", {"action": np.tanh(act_in)})
     got = run(manager, {"pre/raw": fresh})
     np.testing.assert_allclose(got["post/action"], np.tanh((fresh - 0.5) * 2.0), rtol=1e-6)
     np.testing.assert_allclose(got["pre/energy"], np.sum(fresh * fresh, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("export_with", ["jit", "jit-script", "jit-trace", "onnx", "onnx-dynamo", "onnx-torchscript",
+                                         "exported-program", "pt2"])
+def test_every_export_with_loads_in_leapps_inference_manager(seed_namespace, tmp_path, export_with):
+    if "onnx" in export_with:
+        pytest.importorskip("onnxruntime")
+    cell = SEED_INTERP_CELL.replace('export_with="jit"', f'export_with="{export_with}"')
+    tr = ln.trace_cell(cell, seed_namespace, profile="full")
+    yaml_path = tr.export(tmp_path, formats=[export_with])[-1]
+    manager = inference_manager(yaml_path)
+    assert manager.nodes["node"].model is not None
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        fresh = rng.uniform(-0.2, 1.2, 4).astype(np.float32)
+        expected = tr.run_eager({"node": {"state": fresh}})["node"]["result"]
+        got = run(manager, {"node/state": fresh})["node/result"]
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-6 if "onnx" in export_with else 1e-12)

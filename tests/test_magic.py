@@ -146,7 +146,7 @@ def test_help_prints_usage_and_traces_nothing(shell):
     ("--profile fast", "invalid choice: 'fast'"),
     ("--probe many", "invalid int value: 'many'"),
     ("--probe 0", "--probe 0"),
-    ("--export out --format jit,tflite", "--format jit,tflite: give jit, onnx or both"),
+    ("--export out --format jit,tflite", "--format jit,tflite: give one or more of jit, jit-script, jit-trace"),
     ("--inputs raw_state", "give both --inputs and --outputs, or neither"),
     ("calibrate", "'calibrate' would name a node made by --inputs/--outputs"),
 ])

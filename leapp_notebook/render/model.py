@@ -395,41 +395,9 @@ def _json_number(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------
 
 def _probe_model(report: Any) -> dict[str, Any] | None:
-    """The last probe's result: ``outputs`` keyed like the report (output name, or ``node/output``)."""
-    if report is None:
-        return None
-    baked = [str(key) for key in getattr(report, "baked", None) or ()]
-    baked_constants = getattr(report, "baked_constants", None) or {}
-    outputs = {}
-    for key, check in (getattr(report, "outputs", None) or {}).items():
-        key = str(key)
-        mismatches = int(getattr(check, "mismatches", 0) or 0)
-        shape_ok = bool(getattr(check, "shape_ok", True))
-        dtype_ok = bool(getattr(check, "dtype_ok", True))
-        passed = getattr(check, "passed", None)
-        if passed is None:
-            passed = not mismatches and shape_ok and dtype_ok
-        first = getattr(check, "first_mismatch", None)
-        outputs[key] = {
-            "passed": bool(passed) and key not in baked,
-            "max_abs_err": _json_number(getattr(check, "max_abs_err", None)),
-            "max_rel_err": _json_number(getattr(check, "max_rel_err", None)),
-            "mismatches": mismatches,
-            "shape_ok": shape_ok,
-            "dtype_ok": dtype_ok,
-            "baked": key in baked,
-            "baked_constants": [c if isinstance(c, str) else str(getattr(c, "node", "") or "")
-                                for c in baked_constants.get(key, ())],
-            "first_mismatch": first.describe() if hasattr(first, "describe") else None,
-            "n": getattr(report, "n", None),
-        }
-    return {
-        "passed": bool(getattr(report, "passed", False)),
-        "n": getattr(report, "n", None),
-        "seed": getattr(report, "seed", None),
-        "outputs": outputs,
-        "baked": baked,
-    }
+    """The last probe's result (``ProbeReport.to_dict``): ``outputs`` keyed like the report (output name,
+    or ``node/output``)."""
+    return None if report is None else report.to_dict()
 
 
 def _probe_outputs(probe: dict[str, Any] | None, node: str) -> dict[str, dict[str, Any]]:
@@ -515,7 +483,8 @@ def export_entry(*, files: Any = None, error: BaseException | None = None) -> di
     reason = str(error).strip() or type(error).__name__
     if refused:
         # export's own message may already say it refused: say it once
-        message = reason if reason.lower().startswith("export refused") else f"export refused: {reason}"
+        message = reason if reason.lower().startswith(("export refused", "export failed")) \
+            else f"export refused: {reason}"
     else:
         message = f"export failed: {type(error).__name__}: {reason}"
     return {"state": "refused" if refused else "failed", "files": [], "message": message}

@@ -200,7 +200,7 @@ class NodeBuilder:
         line, location, helper = sess.where()
         if export_with not in EXPORT_WITH:
             raise TraceError(f"export_with={export_with!r} for node '{self.name}': use one of "
-                             + ", ".join(repr(e) for e in EXPORT_WITH))
+                             + ", ".join(EXPORT_WITH))
         self.export_with = export_with
         for out_name, value in values.items():
             if not isinstance(out_name, str) or not out_name.isidentifier():

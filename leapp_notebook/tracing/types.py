@@ -24,12 +24,14 @@ class CellError(Exception):
 
 
 class ExportBlocked(Exception):
-    """Export refused because an error hazard stands or the probe failed."""
+    """Export refused (an error hazard stands or the probe failed) or failed (a converter, a model that
+    disagrees after reloading, the file system); nothing was written. The message is one line for a failure."""
 
 
-# The export_with values LEAPP 0.7.2 accepts (annotate.output_tensors) and the export formats they name.
-EXPORT_WITH = ("jit", "jit-script", "jit-trace", "onnx", "onnx-dynamo", "onnx-torchscript", "pt2",
-               "exported-program")
+# Every ``export_with`` LEAPP 0.7.2 accepts (``annotate.output_tensors``, ``Trace.export(formats=)``,
+# ``%%leapp_trace --format``). Aliases as in LEAPP: jit = jit-script, onnx = onnx-dynamo, pt2 = exported-program.
+EXPORT_WITH = ("jit", "jit-script", "jit-trace", "onnx", "onnx-dynamo", "onnx-torchscript", "exported-program",
+               "pt2")
 
 
 @dataclass(frozen=True)
