@@ -285,15 +285,16 @@ def test_inference_mode_blocks_are_recorded():
     assert trace.hazards == [] and trace.probe(seed=0).passed
 
 
-def test_torch_node_with_a_module_exports_and_loads_in_leapp(tmp_path):
+@pytest.mark.parametrize("backend", ["jit", "pt2", "onnx"])
+def test_torch_node_with_a_module_exports_and_loads_in_leapp(tmp_path, backend):
     leapp = pytest.importorskip("leapp")
     import contextlib
     import io
 
     cell = ("t = annotate.input_tensors('n', {'t': x})\nwith torch.no_grad():\n    a = policy(t * 2)\n"
-            "annotate.output_tensors('n', {'a': a.clamp(-1, 1)}, export_with='jit')\n")
+            f"annotate.output_tensors('n', {{'a': a.clamp(-1, 1)}}, export_with='{backend}')\n")
     trace = ln.trace_cell(cell, {"torch": torch, "policy": mlp(), "x": torch.rand(4)})
-    written = trace.export(tmp_path, formats=("jit", "onnx"))
+    written = trace.export(tmp_path, formats=(backend,))
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         manager = leapp.InferenceManager(str(written[-1]))
     fresh = torch.rand(4)
