@@ -65,10 +65,6 @@ class Provenance:
         """Whether the value has a node in ``builder``'s graph."""
         return self.builder is builder and self.node is not None
 
-    @property
-    def is_watch(self) -> bool:
-        return self.builder is None
-
 
 def provenance(value: Any) -> Provenance | None:
     """The provenance of a traced array or tensor, None for anything else."""
