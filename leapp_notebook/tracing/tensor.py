@@ -54,6 +54,11 @@ _OPERATORS: dict[str, Callable[..., Any]] = {
     "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt,
     "__ge__": operator.ge, "__getitem__": operator.getitem,
 }
+# Augmented assignment (``t += 1``): recorded as the operator, and ``t`` rebound to the result.
+_AUGMENTED = frozenset(f"__i{op[2:]}" for op in _OPERATORS if op not in ("__getitem__", "__neg__", "__pos__",
+                                                                          "__abs__", "__invert__", "__eq__",
+                                                                          "__ne__", "__lt__", "__le__",
+                                                                          "__gt__", "__ge__"))
 _RANDOM = frozenset({"rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "bernoulli",
                      "multinomial", "normal", "poisson", "uniform_", "normal_", "bernoulli_", "exponential_",
                      "geometric_", "log_normal_", "cauchy_", "random_"})
@@ -172,8 +177,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if name == "__setitem__":
         return _setitem(sess, builder, args, line, location, helper)
     method = _is_method(func, name)
-    in_place = method and name.endswith("_") and not name.endswith("__") or name.startswith("__i") and \
-        name not in ("__index__", "__int__", "__invert__", "__iter__")
+    in_place = (method and name.endswith("_") and not name.endswith("__")) or name in _AUGMENTED
     target = args[0] if in_place else None
     before = None
     if in_place and getattr(target, "_lp", None) is None:
