@@ -161,15 +161,17 @@ def test_item_int_and_tolist_are_value_extractions(extraction):
     assert [(h.kind, h.line) for h in trace.hazards] == [("value-extraction", 2)]
 
 
-def test_branch_on_a_tensor_is_a_data_dependent_branch():
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_branch_on_a_tensor_is_a_data_dependent_branch_the_probe_exposes(profile):
     cell = ("t = annotate.input_tensors('n', {'t': x})\n"
             "if t.sum() > 0:\n"
             "    t = t * 2\n"
             "annotate.output_tensors('n', {'y': t})\n")
-    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)})
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.tensor([1.0, -0.5, 0.2])}, profile=profile)
     (hazard,) = trace.hazards
     assert (hazard.kind, hazard.severity, hazard.line) == ("data-dependent-branch", "error", 2)
-    assert hazard.graph_nodes  # the comparison node
+    assert hazard.graph_nodes and "np.where" in hazard.fix
+    assert not trace.probe(n=16, seed=0, ranges={"t": (-1.0, 1.0)}).passed  # some draws take the other branch
 
 
 @pytest.mark.parametrize("random_op, line", [("torch.rand(3)", 2), ("torch.randn_like(t)", 2),
@@ -177,9 +179,11 @@ def test_branch_on_a_tensor_is_a_data_dependent_branch():
 def test_random_ops_inside_a_node_are_nondeterministic(random_op, line):
     cell = f"t = annotate.input_tensors('n', {{'t': x}})\nnoise = {random_op}\ny = t + noise\n" \
            "annotate.output_tensors('n', {'y': y})\n"
-    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)})
-    (hazard,) = [h for h in trace.hazards if h.kind == "nondeterministic"]
-    assert hazard.severity == "error" and hazard.line == line and "input_tensors" in hazard.fix
+    for profile in ("leapp", "full"):
+        trace = ln.trace_cell(cell, {"torch": torch, "x": torch.ones(3)}, profile=profile)
+        (hazard,) = [h for h in trace.hazards if h.kind == "nondeterministic"]
+        assert hazard.severity == "error" and hazard.line == line and "input_tensors" in hazard.fix
+    assert not trace.probe(n=4, seed=0).passed  # the graph and the eager cell draw different values
 
 
 def test_dropout_with_training_false_is_not_random():
