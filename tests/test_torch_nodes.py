@@ -222,6 +222,7 @@ def test_a_view_taken_before_an_in_place_write_is_baked():
     assert constant_output.kind == "untraced-output" and constant_output.line == 6
 
 
+@pytest.mark.filterwarnings("ignore:__array_wrap__ must accept context:DeprecationWarning")  # torch's, not ours
 def test_numpy_ufunc_on_a_tensor_cannot_silently_lose_the_chain():
     cell = "t = annotate.input_tensors('n', {'t': x})\ny = np.tanh(t)\nannotate.output_tensors('n', {'y': y})\n"
     trace = ln.trace_cell(cell, {"np": np, "torch": torch, "x": torch.ones(3)})

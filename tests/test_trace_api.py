@@ -63,6 +63,7 @@ def test_bad_arguments_raise_trace_error_saying_what_to_do(kwargs, message):
         ln.trace_cell("y = x * 2", {"np": np, "x": X}, **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 def test_non_array_inputs_are_refused_with_how_to_convert():
     with pytest.raises(ln.TraceError, match="not a NumPy array or torch tensor.*np.asarray"):
         ln.trace_cell("y = x", {"np": np, "x": {"a": 1}}, inputs=["x"], outputs=["y"])
