@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
+import torch
 
 with warnings.catch_warnings():  # libcst.metadata's unused type-inference module warns about mypy_extensions
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -849,9 +850,9 @@ def _replay(trace: Any, source: str) -> tuple[Any, dict[str, dict[str, np.ndarra
     """A ``Trace`` of ``source`` that re-runs like ``trace``'s cell (same namespace, profile and declared
     inputs), and copies of the arrays each node was traced with, to pass as its inputs: a cell that
     writes into its input in place must not change the user's array."""
-    from .trace import Trace
+    from .trace import Trace, copy_value
 
-    inputs = {node.name: {name: np.array(value, copy=True) for name, value in node.sample_inputs.items()}
+    inputs = {node.name: {name: copy_value(value) for name, value in node.sample_inputs.items()}
               for node in trace.nodes.values()}
     return Trace([], source=source, namespace=trace._namespace, profile=trace.profile,
                  explicit=trace._explicit), inputs
@@ -902,6 +903,8 @@ def _retrace_is_cleaner(trace: Any, new_source: str) -> bool:
 
 
 def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a.detach(), b.detach()))
     if type(a) is not type(b) and not (isinstance(a, (np.ndarray, np.generic)) and
                                        isinstance(b, (np.ndarray, np.generic))):
         return False

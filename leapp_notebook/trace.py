@@ -60,7 +60,7 @@ class Annotate:
             traced = {name: builder.add_input(name, given.get(name, value)) for name, value in tensors.items()}
         elif _REPLAY is not None:
             given = _REPLAY.overrides.get(node, {})
-            traced = {name: _copy(given[name]) if name in given else value for name, value in tensors.items()}
+            traced = {name: copy_value(given[name]) if name in given else value for name, value in tensors.items()}
         else:
             traced = dict(tensors)
         if len(traced) == 1:
@@ -79,13 +79,13 @@ class Annotate:
                                  f"annotate.input_tensors('{node}', ...)" + close_matches(node, sess.builders))
             builder.close(dict(tensors), export_with)
         elif _REPLAY is not None:
-            _REPLAY.outputs[node] = {name: _copy(value) for name, value in tensors.items()}
+            _REPLAY.outputs[node] = {name: copy_value(value) for name, value in tensors.items()}
 
 
 annotate = Annotate()
 
 
-def _copy(value: Any) -> Any:
+def copy_value(value: Any) -> Any:
     """A copy of an array or tensor of the same kind (a tensor detached: eager outputs may require grad)."""
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
@@ -387,7 +387,7 @@ class Trace:
             input_names, output_names, node = self._explicit
             for name in input_names:
                 if name in inputs.get(node, {}):
-                    namespace[name] = _copy(inputs[node][name])
+                    namespace[name] = copy_value(inputs[node][name])
         replay = _Replay(inputs)
         previous = _REPLAY
         _REPLAY = replay

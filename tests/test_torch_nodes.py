@@ -322,3 +322,17 @@ def test_a_module_is_one_vertex_in_the_graph_model_and_expands_to_its_own_ops():
                                                                               ("2", "Linear")]
     assert any(entry["category"] == "module" for entry in model["legend"])
     assert "policy: Sequential · 114 params · (4,) → (2,)" in bundle["text/plain"]
+
+
+def test_the_one_click_fix_for_float_of_a_tensor_gives_a_clean_cell_that_probes():
+    from leapp_notebook import fixes
+
+    cell = ("t = annotate.input_tensors('n', {'t': x})\nscale = float(t.abs().max())\ny = t / scale\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    namespace = {"torch": torch, "x": torch.tensor([1.0, -4.0, 2.0])}
+    trace = ln.trace_cell(cell, dict(namespace))
+    (hazard,) = trace.hazards
+    (edit,) = fixes.edits(trace)
+    assert (edit.line, edit.old, edit.new) == (2, "scale = float(t.abs().max())", "scale = t.abs().max()")
+    fixed = ln.trace_cell(fixes.apply(trace.source, hazard, trace), dict(namespace))
+    assert fixed.hazards == [] and fixed.probe(seed=0).passed
