@@ -33,6 +33,11 @@ def graph_model(trace: Any) -> dict[str, Any]:
         return trace
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
+    from ..fixes import edits  # one-click fixes; imported here so LibCST loads only when a model is built
+
+    for hazard, edit in zip(hazards, edits(trace), strict=True):
+        if edit is not None:
+            hazard["edit"] = edit.to_dict()
     probe = _probe_model(getattr(trace, "last_probe", None))
     lines = trace.source.splitlines()
     nodes = [_node_model(index, node, hazards, probe, lines)
