@@ -7,7 +7,6 @@ The screenshot goes to a temporary directory, or to docs/images with LEAPP_UPDAT
 Skips cleanly when Playwright, Chromium, JupyterLab or the built extension is missing.
 """
 
-import os
 
 import nbformat
 import numpy as np

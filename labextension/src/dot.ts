@@ -16,10 +16,11 @@ export const FOLD_ABOVE = 150;
 export const SELECTED = '#2563eb';
 const PROBE_FAILED = '#dc2626';
 const PROBE_PASSED = '#15803d';
-const FONT = 'Helvetica,Arial,sans-serif';
-// Graphviz in WebAssembly has no fonts: it measures text with built-in metrics chosen by the first
-// font name (Courier for code), so the monospace list starts with Courier.
-const MONO = 'Courier,DejaVu Sans Mono,Menlo,Consolas,monospace';
+// Graphviz in WebAssembly has no fonts: it measures text with built-in metrics, which it has for the
+// exact names Helvetica (Arial's metrics) and Courier only (a list falls back to Times, too narrow).
+// Browsers draw them with a metric-compatible face (Liberation Sans/Mono, Arial, Courier New).
+const FONT = 'Helvetica';
+const MONO = 'Courier';
 /** Text colours the stylesheet maps to the JupyterLab theme's font colours. */
 export const INK = '#111827';
 export const SOFT_INK = '#4b5563';

@@ -97,6 +97,15 @@ export class LiveGraph {
     this.status = el('div', 'leapp-graph-status', 'laying out the graph…');
     this.node.append(this.toolbar, this.status, this.viewport, this.card, this.legend());
     this.listen();
+    // Refit when the output's width changes (window, side bars), unless the user panned or zoomed.
+    let width = 0;
+    new ResizeObserver(() => {
+      const now = this.viewport.clientWidth;
+      if (now !== width && width && !this.moved && this.drawing) {
+        this.fit();
+      }
+      width = now;
+    }).observe(this.viewport);
   }
 
   /** Lay out and draw; resolves when the SVG (or a fallback) is in place. */
@@ -256,6 +265,7 @@ export class LiveGraph {
   }
 
   private zoom(factor: number, x = this.viewport.clientWidth / 2, y = this.viewport.clientHeight / 2): void {
+    this.moved = true;
     const scale = Math.min(4, Math.max(0.05, this.scale * factor));
     this.tx = x - ((x - this.tx) * scale) / this.scale;
     this.ty = y - ((y - this.ty) * scale) / this.scale;
@@ -313,6 +323,7 @@ export class LiveGraph {
       } else if (action === 'zoom-in' || action === 'zoom-out') {
         this.zoom(action === 'zoom-in' ? 1.25 : 0.8);
       } else if (action === 'fit') {
+        this.moved = false;
         this.fit();
       }
     });
@@ -356,6 +367,7 @@ export class LiveGraph {
           this.viewport.classList.add('leapp-graph-dragging');
         }
         if (drag.moved) {
+          this.moved = true;
           this.tx = drag.tx + dx;
           this.ty = drag.ty + dy;
           this.place();
@@ -520,6 +532,8 @@ export class LiveGraph {
   private tx = 0;
   private ty = 0;
   private dragged = false;
+  /** The user panned or zoomed: keep their view when the width changes. */
+  private moved = false;
   private readonly toolbar: HTMLElement;
   private readonly viewport: HTMLElement;
   private readonly canvas: HTMLElement;

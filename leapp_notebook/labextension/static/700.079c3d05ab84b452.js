@@ -15,6 +15,9 @@
   min-width: 0;
   max-width: 100%;
   position: relative;
+
+  /* The hazard table reflows by the output's width, not the window's (side bars, split views). */
+  container: leapp-trace / inline-size;
 }
 
 .leapp-trace-summary {
@@ -58,19 +61,19 @@
 }
 
 .leapp-col-severity {
-  width: 6.2em;
+  width: 6em;
 }
 
 .leapp-col-kind {
-  width: 9.5em;
+  width: 9em;
 }
 
 .leapp-col-line {
-  width: 3em;
+  width: 3.4em;
 }
 
 .leapp-col-code {
-  width: 26%;
+  width: 25%;
 }
 
 .leapp-trace-hazards th,
@@ -130,6 +133,50 @@
 .leapp-hazard-message,
 .leapp-hazard-fix {
   line-height: 1.4;
+}
+
+/* Narrow outputs: each hazard becomes a block (severity, kind and line on one line; then code,
+   message and fix at full width), so nothing is squeezed into a few characters per line. */
+@container leapp-trace (max-width: 760px) {
+  .leapp-trace-hazards,
+  .leapp-trace-hazards tbody,
+  .leapp-trace-hazards td {
+    display: block;
+    width: auto;
+  }
+
+  .leapp-trace-hazards thead,
+  .leapp-trace-hazards colgroup {
+    display: none;
+  }
+
+  .leapp-trace-hazards tr {
+    display: grid;
+    grid-template-columns: auto auto 1fr;
+    column-gap: 10px;
+    padding: 4px 0 6px 8px;
+    border-bottom: 1px solid var(--jp-border-color2);
+  }
+
+  .leapp-trace-hazards td {
+    border: none;
+    padding: 2px 4px;
+  }
+
+  .leapp-hazard-code,
+  .leapp-hazard-message,
+  .leapp-hazard-fix {
+    grid-column: 1 / -1;
+  }
+
+  .leapp-hazard-lineno:not(:empty)::before {
+    content: 'line ';
+  }
+
+  .leapp-hazard-fix-text::before {
+    content: 'Fix: ';
+    font-weight: 600;
+  }
 }
 
 .leapp-fix {
@@ -260,6 +307,11 @@
 [data-jp-theme-light='false'] .leapp-graph-canvas g.node > polygon:not([fill='none']):not([fill='#ffffff']),
 [data-jp-theme-light='false'] .leapp-graph-canvas g.node > path:not([fill='none']) {
   fill-opacity: 0.22;
+}
+
+/* Hazard and probe words drawn in the looks' dark inks: lighter on a dark background. */
+[data-jp-theme-light='false'] .leapp-graph-canvas text[fill]:not([fill='#111827'], [fill='#4b5563'], [fill='#374151']) {
+  filter: brightness(2.2);
 }
 
 [data-jp-theme-light='false'] .leapp-graph-canvas g.edge > path,
@@ -460,4 +512,4 @@
 .leapp-hazard-badge-warning {
   color: var(--jp-warn-color1, #f57c00);
 }
-`,""]),r.d(e,{},{A:l})},314(a){a.exports=function(a){var e=[];return e.toString=function(){return this.map(function(e){var r="",o=void 0!==e[5];return e[4]&&(r+="@supports (".concat(e[4],") {")),e[2]&&(r+="@media ".concat(e[2]," {")),o&&(r+="@layer".concat(e[5].length>0?" ".concat(e[5]):""," {")),r+=a(e),o&&(r+="}"),e[2]&&(r+="}"),e[4]&&(r+="}"),r}).join("")},e.i=function(a,r,o,p,t){"string"==typeof a&&(a=[[null,a,void 0]]);var l={};if(o)for(var n=0;n<this.length;n++){var i=this[n][0];null!=i&&(l[i]=!0)}for(var c=0;c<a.length;c++){var s=[].concat(a[c]);o&&l[s[0]]||(void 0!==t&&(void 0===s[5]||(s[1]="@layer".concat(s[5].length>0?" ".concat(s[5]):""," {").concat(s[1],"}")),s[5]=t),r&&(s[2]&&(s[1]="@media ".concat(s[2]," {").concat(s[1],"}")),s[2]=r),p&&(s[4]?(s[1]="@supports (".concat(s[4],") {").concat(s[1],"}"),s[4]=p):s[4]="".concat(p)),e.push(s))}},e}},601(a){a.exports=function(a){return a[1]}},72(a){var e=[];function r(a){for(var r=-1,o=0;o<e.length;o++)if(e[o].identifier===a){r=o;break}return r}function o(a,o){for(var p={},t=[],l=0;l<a.length;l++){var n=a[l],i=o.base?n[0]+o.base:n[0],c=p[i]||0,s="".concat(i," ").concat(c);p[i]=c+1;var d=r(s),f={css:n[1],media:n[2],sourceMap:n[3],supports:n[4],layer:n[5]};if(-1!==d)e[d].references++,e[d].updater(f);else{var h=function(a,e){var r=e.domAPI(e);return r.update(a),function(e){e?(e.css!==a.css||e.media!==a.media||e.sourceMap!==a.sourceMap||e.supports!==a.supports||e.layer!==a.layer)&&r.update(a=e):r.remove()}}(f,o);o.byIndex=l,e.splice(l,0,{identifier:s,updater:h,references:1})}t.push(s)}return t}a.exports=function(a,p){var t=o(a=a||[],p=p||{});return function(a){a=a||[];for(var l=0;l<t.length;l++){var n=r(t[l]);e[n].references--}for(var i=o(a,p),c=0;c<t.length;c++){var s=r(t[c]);0===e[s].references&&(e[s].updater(),e.splice(s,1))}t=i}}},659(a){var e={};a.exports=function(a,r){var o=function(a){if(void 0===e[a]){var r=document.querySelector(a);if(window.HTMLIFrameElement&&r instanceof window.HTMLIFrameElement)try{r=r.contentDocument.head}catch(a){r=null}e[a]=r}return e[a]}(a);if(!o)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");o.appendChild(r)}},540(a){a.exports=function(a){var e=document.createElement("style");return a.setAttributes(e,a.attributes),a.insert(e,a.options),e}},56(a,e,r){a.exports=function(a){var e=r.nc;e&&a.setAttribute("nonce",e)}},825(a){a.exports=function(a){if("u"<typeof document)return{update:function(){},remove:function(){}};var e=a.insertStyleElement(a);return{update:function(r){var o,p,t;o="",r.supports&&(o+="@supports (".concat(r.supports,") {")),r.media&&(o+="@media ".concat(r.media," {")),(p=void 0!==r.layer)&&(o+="@layer".concat(r.layer.length>0?" ".concat(r.layer):""," {")),o+=r.css,p&&(o+="}"),r.media&&(o+="}"),r.supports&&(o+="}"),(t=r.sourceMap)&&"u">typeof btoa&&(o+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),a.styleTagTransform(o,e,a.options)},remove:function(){var a;null===(a=e).parentNode||a.parentNode.removeChild(a)}}}},113(a){a.exports=function(a,e){if(e.styleSheet)e.styleSheet.cssText=a;else{for(;e.firstChild;)e.removeChild(e.firstChild);e.appendChild(document.createTextNode(a))}}},959(a,e,r){var o=r(72),p=r.n(o),t=r(825),l=r.n(t),n=r(659),i=r.n(n),c=r(56),s=r.n(c),d=r(540),f=r.n(d),h=r(113),u=r.n(h),g=r(646),v={};v.styleTagTransform=u(),v.setAttributes=s(),v.insert=i().bind(null,"head"),v.domAPI=l(),v.insertStyleElement=f(),p()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
+`,""]),r.d(e,{},{A:l})},314(a){a.exports=function(a){var e=[];return e.toString=function(){return this.map(function(e){var r="",o=void 0!==e[5];return e[4]&&(r+="@supports (".concat(e[4],") {")),e[2]&&(r+="@media ".concat(e[2]," {")),o&&(r+="@layer".concat(e[5].length>0?" ".concat(e[5]):""," {")),r+=a(e),o&&(r+="}"),e[2]&&(r+="}"),e[4]&&(r+="}"),r}).join("")},e.i=function(a,r,o,p,t){"string"==typeof a&&(a=[[null,a,void 0]]);var l={};if(o)for(var n=0;n<this.length;n++){var i=this[n][0];null!=i&&(l[i]=!0)}for(var d=0;d<a.length;d++){var s=[].concat(a[d]);o&&l[s[0]]||(void 0!==t&&(void 0===s[5]||(s[1]="@layer".concat(s[5].length>0?" ".concat(s[5]):""," {").concat(s[1],"}")),s[5]=t),r&&(s[2]&&(s[1]="@media ".concat(s[2]," {").concat(s[1],"}")),s[2]=r),p&&(s[4]?(s[1]="@supports (".concat(s[4],") {").concat(s[1],"}"),s[4]=p):s[4]="".concat(p)),e.push(s))}},e}},601(a){a.exports=function(a){return a[1]}},72(a){var e=[];function r(a){for(var r=-1,o=0;o<e.length;o++)if(e[o].identifier===a){r=o;break}return r}function o(a,o){for(var p={},t=[],l=0;l<a.length;l++){var n=a[l],i=o.base?n[0]+o.base:n[0],d=p[i]||0,s="".concat(i," ").concat(d);p[i]=d+1;var c=r(s),h={css:n[1],media:n[2],sourceMap:n[3],supports:n[4],layer:n[5]};if(-1!==c)e[c].references++,e[c].updater(h);else{var f=function(a,e){var r=e.domAPI(e);return r.update(a),function(e){e?(e.css!==a.css||e.media!==a.media||e.sourceMap!==a.sourceMap||e.supports!==a.supports||e.layer!==a.layer)&&r.update(a=e):r.remove()}}(h,o);o.byIndex=l,e.splice(l,0,{identifier:s,updater:f,references:1})}t.push(s)}return t}a.exports=function(a,p){var t=o(a=a||[],p=p||{});return function(a){a=a||[];for(var l=0;l<t.length;l++){var n=r(t[l]);e[n].references--}for(var i=o(a,p),d=0;d<t.length;d++){var s=r(t[d]);0===e[s].references&&(e[s].updater(),e.splice(s,1))}t=i}}},659(a){var e={};a.exports=function(a,r){var o=function(a){if(void 0===e[a]){var r=document.querySelector(a);if(window.HTMLIFrameElement&&r instanceof window.HTMLIFrameElement)try{r=r.contentDocument.head}catch(a){r=null}e[a]=r}return e[a]}(a);if(!o)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");o.appendChild(r)}},540(a){a.exports=function(a){var e=document.createElement("style");return a.setAttributes(e,a.attributes),a.insert(e,a.options),e}},56(a,e,r){a.exports=function(a){var e=r.nc;e&&a.setAttribute("nonce",e)}},825(a){a.exports=function(a){if("u"<typeof document)return{update:function(){},remove:function(){}};var e=a.insertStyleElement(a);return{update:function(r){var o,p,t;o="",r.supports&&(o+="@supports (".concat(r.supports,") {")),r.media&&(o+="@media ".concat(r.media," {")),(p=void 0!==r.layer)&&(o+="@layer".concat(r.layer.length>0?" ".concat(r.layer):""," {")),o+=r.css,p&&(o+="}"),r.media&&(o+="}"),r.supports&&(o+="}"),(t=r.sourceMap)&&"u">typeof btoa&&(o+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(t))))," */")),a.styleTagTransform(o,e,a.options)},remove:function(){var a;null===(a=e).parentNode||a.parentNode.removeChild(a)}}}},113(a){a.exports=function(a,e){if(e.styleSheet)e.styleSheet.cssText=a;else{for(;e.firstChild;)e.removeChild(e.firstChild);e.appendChild(document.createTextNode(a))}}},959(a,e,r){var o=r(72),p=r.n(o),t=r(825),l=r.n(t),n=r(659),i=r.n(n),d=r(56),s=r.n(d),c=r(540),h=r.n(c),f=r(113),u=r.n(f),g=r(646),v={};v.styleTagTransform=u(),v.setAttributes=s(),v.insert=i().bind(null,"head"),v.domAPI=l(),v.insertStyleElement=h(),p()(g.A,v),g.A&&g.A.locals&&g.A.locals}}]);
