@@ -44,6 +44,21 @@ def traced_output(source, *, svg=True):
     return nbformat.v4.new_output("display_data", data=bundle)
 
 
+def future_output():
+    """The seed's output as a newer kernel could write it: a verdict in the model's own words and a hazard
+    kind (with its look in the legend) this front end has never heard of."""
+    output = traced_output(SEED_INTERP_CELL, svg=False)
+    model = output["data"][MIME_TYPE]
+    model["verdict"] = {"state": "warning", "text": "words from the model"}
+    model["hazards"][0].update(kind="some-future-kind", category="future")
+    model["legend"].append({"category": "future", "label": "a future look", "fill": "#ccfbf1", "border": "#0f766e",
+                            "icon": "⚙", "tag": "FUTURE"})
+    for vertex in model["nodes"][0]["vertices"]:
+        if vertex["hazards"]:
+            vertex["category"] = "future"
+    return output
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server over a tmp dir holding seed.ipynb, isolated from the user's workspaces and
@@ -53,6 +68,7 @@ def lab(tmp_path_factory):
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL)]),
         nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[traced_output(PAYLOAD_CELL)]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL, svg=False)]),
+        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[future_output()]),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, root / "seed.ipynb")
@@ -136,10 +152,27 @@ def test_graph_is_drawn_in_the_page_without_the_kernels_svg(page, tmp_path):
     assert "not recorded" in graph.locator("svg").text_content()
 
 
+def test_verdict_words_and_unknown_hazard_kinds_come_from_the_model(page):
+    future = cell(page, 3)
+    future.scroll_into_view_if_needed()
+    assert future.locator(".leapp-trace-status").inner_text() == "⚠ words from the model"
+    # older models (no verdict field) keep the words derived in the front end
+    assert cell(page, 0).locator(".leapp-trace-status").inner_text() == "✖ not exportable"
+    graph = future.locator(".leapp-trace-graph[data-leapp-state=ready]")
+    node = graph.locator("[data-leapp-node][data-leapp-kinds=some-future-kind]")
+    assert node.get_attribute("data-leapp-status") == "some-future-kind"
+    assert "error: some-future-kind" in node.text_content()
+    legend = graph.locator(".leapp-graph-legend")
+    assert "⚙ FUTURE" in legend.locator("[data-leapp-legend=future]").inner_text()
+    assert "some-future-kind" in legend.locator("[data-leapp-legend-kind=some-future-kind]").inner_text()
+    mark = future.locator(".cm-line.leapp-hazard-line[data-leapp-kind=some-future-kind]")
+    assert mark.count() == 1 and "some-future-kind" in mark.locator(".leapp-hazard-badge").inner_text()
+
+
 def test_marks_follow_the_outputs(page):
     """Clearing the outputs removes the marks; putting the saved outputs back restores them."""
     marked = ".jp-CodeCell .cm-line.leapp-hazard-error"
-    assert page.locator(marked).count() == 3
+    assert page.locator(marked).count() == 4
     saved = page.evaluate("""() => {
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         const outputs = cells.map(cell => cell.model.outputs.get(0).toJSON());
@@ -152,7 +185,7 @@ def test_marks_follow_the_outputs(page):
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         outputs.forEach((output, index) => cells[index].model.outputs.add(output));
     }""", saved)
-    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 3")
+    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 4")
     assert "leapp-hazard-error" in editor_line(page, 0, 3).get_attribute("class")
     assert cell(page, 0).locator(".leapp-hazard-row").count() == 1
 

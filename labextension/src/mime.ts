@@ -31,10 +31,17 @@ function el<K extends keyof HTMLElementTagNameMap>(
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The verdict the model carries; models saved before it existed get the words derived here. */
+const VERDICT_ICON = { error: '✖', warning: '⚠', ok: '✔' } as const;
+
+/**
+ * The verdict: the model's own words (`model.verdict`, one source for every renderer) after the state's
+ * icon; models saved before the field existed get the words this renderer used to derive.
+ */
 export function verdictOf(trace: ITraceModel): { state: 'error' | 'warning' | 'ok'; text: string } {
   if (trace.verdict) {
-    return trace.verdict;
+    const { state, text } = trace.verdict;
+    const icon = VERDICT_ICON[state];
+    return { state, text: text.startsWith(icon) ? text : `${icon} ${text}` };
   }
   const { summary } = trace;
   const state = summary.errors ? 'error' : summary.warnings ? 'warning' : 'ok';
@@ -45,22 +52,18 @@ function summaryLine(trace: ITraceModel): HTMLElement {
   const { summary } = trace;
   const verdict = verdictOf(trace);
   const line = el('div', `leapp-trace-summary leapp-trace-${verdict.state}`);
-  // The status word repeats what the colour says, for readers who cannot tell the colours apart.
-  line.append(
-    el('span', 'leapp-trace-status', verdict.text),
-    el(
-      'span',
-      'leapp-trace-counts',
-      [
+  const counts = summary.text
+    ? [`profile ${trace.profile || '?'}`, summary.text]
+    : [
         `profile ${trace.profile || '?'}`,
         plural(summary.nodes, 'node'),
         plural(summary.ops, 'op'),
         plural(summary.errors, 'error'),
         plural(summary.warnings, 'warning'),
         `probe ${summary.probe ?? 'not run'}`
-      ].join(' · ')
-    )
-  );
+      ];
+  // The status word repeats what the colour says, for readers who cannot tell the colours apart.
+  line.append(el('span', 'leapp-trace-status', verdict.text), el('span', 'leapp-trace-counts', counts.join(' · ')));
   return line;
 }
 

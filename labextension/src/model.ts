@@ -104,7 +104,15 @@ export interface ILook {
 export interface ITraceModel {
   profile: string;
   ok: boolean;
-  summary: { nodes: number; ops: number; errors: number; warnings: number; probe: string | null };
+  summary: {
+    nodes: number;
+    ops: number;
+    errors: number;
+    warnings: number;
+    probe: string | null;
+    /** The counts in words as the kernel wrote them (`summary.text`), '' in older models. */
+    text: string;
+  };
   /** The verdict the kernel wrote (`model.verdict`), or null in models saved before it existed. */
   verdict: { state: 'error' | 'warning' | 'ok'; text: string } | null;
   source: string;
@@ -199,7 +207,8 @@ export function readModel(data: unknown): ITraceModel | null {
       ops: count(summary.ops),
       errors: count(summary.errors),
       warnings: count(summary.warnings),
-      probe: typeof summary.probe === 'string' ? summary.probe : null
+      probe: typeof summary.probe === 'string' ? summary.probe : null,
+      text: text(summary.text)
     },
     verdict: readVerdict(data.verdict),
     source: text(data.source),
