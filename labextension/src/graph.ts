@@ -99,13 +99,19 @@ export class LiveGraph {
     this.listen();
     // Refit when the output's width changes (window, side bars), unless the user panned or zoomed.
     let width = 0;
-    new ResizeObserver(() => {
+    this.resizing = new ResizeObserver(() => {
       const now = this.viewport.clientWidth;
       if (now !== width && width && !this.moved && this.drawing) {
         this.fit();
       }
       width = now;
-    }).observe(this.viewport);
+    });
+    this.resizing.observe(this.viewport);
+  }
+
+  dispose(): void {
+    this.resizing.disconnect();
+    ++this.drawToken; // a layout still running is dropped
   }
 
   /** Lay out and draw; resolves when the SVG (or a fallback) is in place. */
@@ -540,6 +546,7 @@ export class LiveGraph {
   private readonly card: HTMLElement;
   private readonly status: HTMLElement;
   private foundCount!: HTMLElement;
+  private readonly resizing: ResizeObserver;
 }
 
 /** The hover card of a vertex: title, then NumPy call, torch op, shape, dtype, value, line, hazards. */

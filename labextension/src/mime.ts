@@ -97,6 +97,7 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     }
     const bundled = model.data[SVG_MIME_TYPE];
     const svg = trace.svg ?? (typeof bundled === 'string' ? bundled : null);
+    this._graph?.dispose();
     this._graph = new LiveGraph(trace, { fallbackSvg: svg, started });
     const details = el('details', 'leapp-trace-graph-section');
     details.open = true;
@@ -183,6 +184,12 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     });
     box.append(button, status);
     return box;
+  }
+
+  dispose(): void {
+    this._graph?.dispose();
+    this._graph = null;
+    super.dispose();
   }
 
   private _mimeType: string;
