@@ -394,6 +394,28 @@ def test_dark_theme(page):
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
 
 
+def test_apply_fix_from_the_editor_mark_splits_the_node(page):
+    """The badge's Apply fix on the seed's np.interp: the split-node rewrite, re-run: two clean nodes."""
+    seed = cell(page, CELLS["seed"])
+    count_before = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount",
+                                 CELLS["seed"])
+    badge = seed.locator(".cm-line.leapp-hazard-line[data-leapp-kind=untraced-call] .leapp-hazard-badge")
+    badge.get_by_role("button", name="Apply fix").click()
+    page.wait_for_function("""([i, before]) => {
+        const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+        return cell.model.executionCount > before && cell.node.querySelector('.leapp-trace-clean');
+    }""", arg=[CELLS["seed"], count_before])
+    source = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.source",
+                           CELLS["seed"])
+    assert 'annotate.input_tensors("node_post"' in source and source.count("calibrated = np.interp(") == 1
+    assert seed.locator(".cm-line.leapp-hazard-line").count() == 0
+    drawn = graph(page, "seed")
+    titles = drawn.locator("svg g.cluster > text").all_text_contents()
+    assert any("node 'node'" in t for t in titles) and any("node 'node_post'" in t for t in titles)
+    assert drawn.locator("[data-leapp-node][data-leapp-status=baked]").count() == 0
+    shot(seed, "labextension-split-node.png")
+
+
 def test_no_dialog_or_injected_element(page):
     assert page.dialogs == []
     assert json.dumps(page.dialogs) == "[]"
