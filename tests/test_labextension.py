@@ -44,6 +44,15 @@ def traced_output(source, *, svg=True):
     return nbformat.v4.new_output("display_data", data=bundle)
 
 
+def legacy_output():
+    """The seed's output as saved by an older leapp_notebook: no SVG (no dot then), no verdict or summary words."""
+    output = traced_output(SEED_INTERP_CELL, svg=False)
+    model = output["data"][MIME_TYPE]
+    model.pop("verdict", None)
+    model["summary"].pop("text", None)
+    return output
+
+
 def future_output():
     """The seed's output as a newer kernel could write it: a verdict in the model's own words and a hazard
     kind (with its look in the legend) this front end has never heard of."""
@@ -67,7 +76,7 @@ def lab(tmp_path_factory):
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL)]),
         nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[traced_output(PAYLOAD_CELL)]),
-        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL, svg=False)]),
+        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[legacy_output()]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[future_output()]),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -157,7 +166,11 @@ def test_verdict_words_and_unknown_hazard_kinds_come_from_the_model(page):
     future.scroll_into_view_if_needed()
     assert future.locator(".leapp-trace-status").inner_text() == "⚠ words from the model"
     # older models (no verdict field) keep the words derived in the front end
-    assert cell(page, 0).locator(".leapp-trace-status").inner_text() == "✖ not exportable"
+    assert cell(page, 2).locator(".leapp-trace-status").inner_text() == "✖ not exportable"
+    assert "3 ops · 1 error · 0 warnings · probe not run" in cell(page, 2).locator(".leapp-trace-counts").inner_text()
+    model = traced_output(SEED_INTERP_CELL)["data"][MIME_TYPE]
+    if "verdict" in model:  # this kernel writes the verdict: shown as written, after its state's icon
+        assert cell(page, 0).locator(".leapp-trace-status").inner_text() == "✖ " + model["verdict"]["text"]
     graph = future.locator(".leapp-trace-graph[data-leapp-state=ready]")
     node = graph.locator("[data-leapp-node][data-leapp-kinds=some-future-kind]")
     assert node.get_attribute("data-leapp-status") == "some-future-kind"
