@@ -182,7 +182,7 @@ def test_graph_is_drawn_in_the_browser_with_no_dot_on_the_kernels_path(page):
     legend = drawn.locator(".leapp-graph-legend")
     assert legend.locator("[data-leapp-legend=baked]").count() == 1
     assert legend.locator("[data-leapp-legend-kind=untraced-call]").count() == 1
-    shot(cell(page, CELLS["seed"]), "labextension-live-graph.png", docs=True)
+    shot(cell(page, CELLS["seed"]), "labextension-live-graph.png")
 
 
 def test_hover_card_shows_the_nodes_call_shape_dtype_value_and_line(page):
