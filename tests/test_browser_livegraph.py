@@ -274,6 +274,9 @@ def test_apply_fix_edits_the_cell_reruns_it_and_the_hazard_is_gone(page):
     row = reversed_cell.locator(".leapp-hazard-row[data-leapp-kind=reversed-slice]")
     assert row.count() == 1
     assert re.search(r"probe:? (✖ )?failed", reversed_cell.locator(".leapp-trace-summary").inner_text(), re.I)
+    legend = reversed_cell.locator(".leapp-graph-legend")
+    assert legend.locator("[data-leapp-legend=probe-failed]").count() == 1
+    assert legend.locator("[data-leapp-legend-kind=reversed-slice]").count() == 1
     shot(reversed_cell, "labextension-apply-fix-before.png", docs=True)
     count_before = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount",
                                  CELLS["reversed"])

@@ -519,6 +519,13 @@ export class LiveGraph {
       entry.append(swatch, el('span', '', `${hazard.kind} (${hazard.severity}${hazard.severity === 'error' ? ': heavy border' : ': dashed border'})`));
       legend.append(entry);
     }
+    const probed = this.model.nodes.flatMap(node => node.vertices).filter(v => v.probe);
+    if (probed.some(v => !v.probe!.passed)) {
+      const entry = el('span', 'leapp-legend-entry leapp-legend-probe-failed');
+      entry.dataset.leappLegend = 'probe-failed';
+      entry.append(el('span', 'leapp-legend-swatch', '✖ PROBE FAILED'), el('span', '', 'output failed the probe (red outline)'));
+      legend.append(entry);
+    }
     if (this.model.nodes.some(node => node.edges.some(edge => edge.kind === 'not-recorded'))) {
       const entry = el('span', 'leapp-legend-entry');
       entry.append(el('span', 'leapp-legend-swatch leapp-legend-not-recorded', '- - -▸'), el('span', '', 'computed outside the graph (not recorded)'));

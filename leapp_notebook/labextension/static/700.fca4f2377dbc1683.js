@@ -417,6 +417,11 @@
   color: var(--leapp-warning);
 }
 
+.leapp-legend-probe-failed .leapp-legend-swatch {
+  border: 2.5px solid #dc2626;
+  color: #dc2626;
+}
+
 .leapp-legend-not-recorded {
   border: none;
   background: none;
