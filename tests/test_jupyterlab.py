@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from lab_server import BUILT, built_load, loaded_build
 
 CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -61,6 +62,10 @@ def lab(tmp_path_factory) -> Iterator[str]:
     news = root / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
     news.write_text(json.dumps({"fetchNews": "false"}))
+    # this checkout's built extension first (JUPYTER_PATH comes before sys.prefix), see lab_server.py
+    (root / "share" / "labextensions").mkdir(parents=True)
+    (root / "share" / "labextensions" / "leapp-notebook").symlink_to(BUILT, target_is_directory=True)
+    env["JUPYTER_PATH"] = str(root / "share")
     port = _free_port()
     log = (root / "server.log").open("w")
     server = subprocess.Popen(
@@ -131,6 +136,8 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_baked_interp(lab, page, tmp
     page.goto(f"{lab}/lab/tree/notebooks/quickstart.ipynb")
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
     _accept_kernel(page)
+    if built_load() is not None:
+        assert loaded_build(page) == built_load(), "JupyterLab loaded another checkout's build"
 
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_text("Run All Cells", exact=True).click()
@@ -140,15 +147,16 @@ def test_quickstart_runs_in_jupyterlab_and_shows_the_baked_interp(lab, page, tmp
     seed_cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
     seed_cell.evaluate("element => element.scrollIntoView({block: 'start'})")
     output = seed_cell.locator(".jp-OutputArea")
-    # Graphviz's drawing: inline (HTML fallback) or an <img> (the leapp labextension's renderer)
+    # Graphviz's drawing: inline (the labextension's live graph, or the HTML fallback) or an <img>
     output.locator("svg:has(g.graph), img[src^='data:image/svg+xml']").first.wait_for(timeout=60_000)
     text = output.inner_text()
     assert "untraced-call" in text and "calibrated = np.interp(state, CALIB_IN, CALIB_OUT)" in text
     drawing = output.evaluate(DRAWINGS)
     assert "BAKED" in drawing and "line 4: calibrated = np.interp" in drawing
-    probe_button = output.get_by_role("button", name="Probe")
+    # the widget's buttons (graph nodes are buttons too, named after their content)
+    probe_button = output.locator("button.widget-button", has_text="Probe")
     probe_button.wait_for(timeout=60_000)
-    assert output.get_by_role("button", name="Export").count() == 1
+    assert output.locator("button.widget-button", has_text="Export").count() == 1
     shot = _screenshot(page, seed_cell, "quickstart-trace.png", tmp_path)
     assert shot.stat().st_size > 20_000
 

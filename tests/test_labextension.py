@@ -7,16 +7,6 @@ The screenshot goes to a temporary directory, or to docs/images with LEAPP_UPDAT
 Skips cleanly when Playwright, Chromium, JupyterLab or the built extension is missing.
 """
 
-import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -26,20 +16,20 @@ from conftest import SEED_INTERP_CELL, screenshot
 import leapp_notebook as ln
 from leapp_notebook.render import MIME_TYPE
 
-sync_api = pytest.importorskip("playwright.sync_api")
-pytest.importorskip("jupyterlab")
-CHROMIUM = os.environ.get("LEAPP_CHROMIUM", "/usr/bin/chromium")
-if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-    pytest.skip(f"Chromium not found at {CHROMIUM}", allow_module_level=True)
-BUILT = Path(ln.__file__).resolve().parent / "labextension"
-BUILT_MANIFEST = BUILT / "package.json"
-if not BUILT_MANIFEST.exists() or "_build" not in json.loads(BUILT_MANIFEST.read_text())["jupyterlab"]:
-    pytest.skip(f"the built extension is missing from {BUILT} (cd labextension && jlpm build:prod)",
-                allow_module_level=True)
-
 PAYLOAD = "<img src=x onerror=alert(1)>"
 PAYLOAD_CELL = SEED_INTERP_CELL.replace("CALIB_OUT)\n", f"CALIB_OUT)  # {PAYLOAD}\n")
 TIMEOUT_MS = 120_000
+TOKEN = "leapp-labextension-test"
+
+
+sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("jupyterlab")
+from lab_server import BUILT, CHROMIUM_ARGS, SHOTS, built_load, chromium_path, jupyter_lab, loaded_build  # noqa: E402
+
+if chromium_path() is None:
+    pytest.skip("Chromium not found", allow_module_level=True)
+if built_load() is None:
+    pytest.skip(f"the built extension is missing from {BUILT} (scripts/build_labextension.sh)", allow_module_level=True)
 
 
 def traced_output(source, *, svg=True):
@@ -54,10 +44,28 @@ def traced_output(source, *, svg=True):
     return nbformat.v4.new_output("display_data", data=bundle)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def legacy_output():
+    """The seed's output as saved by an older leapp_notebook: no SVG (no dot then), no verdict or summary words."""
+    output = traced_output(SEED_INTERP_CELL, svg=False)
+    model = output["data"][MIME_TYPE]
+    model.pop("verdict", None)
+    model["summary"].pop("text", None)
+    return output
+
+
+def future_output():
+    """The seed's output as a newer kernel could write it: a verdict in the model's own words and a hazard
+    kind (with its look in the legend) this front end has never heard of."""
+    output = traced_output(SEED_INTERP_CELL, svg=False)
+    model = output["data"][MIME_TYPE]
+    model["verdict"] = {"state": "warning", "text": "words from the model"}
+    model["hazards"][0].update(kind="some-future-kind", category="future")
+    model["legend"].append({"category": "future", "label": "a future look", "fill": "#ccfbf1", "border": "#0f766e",
+                            "icon": "⚙", "tag": "FUTURE"})
+    for vertex in model["nodes"][0]["vertices"]:
+        if vertex["hazards"]:
+            vertex["category"] = "future"
+    return output
 
 
 @pytest.fixture(scope="module")
@@ -68,57 +76,24 @@ def lab(tmp_path_factory):
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL)]),
         nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[traced_output(PAYLOAD_CELL)]),
-        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL, svg=False)]),
+        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[legacy_output()]),
+        nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[future_output()]),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, root / "seed.ipynb")
-    state = tmp_path_factory.mktemp("lab-state")
-    (state / "share" / "labextensions").mkdir(parents=True)
-    (state / "share" / "labextensions" / "leapp-notebook").symlink_to(BUILT, target_is_directory=True)
-    news = state / "settings" / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)
-    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    port = free_port()
-    log = (state / "server.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-         "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}", "--allow-root",
-         "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={state / 'workspaces'}",
-         f"--LabApp.user_settings_dir={state / 'settings'}"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "JUPYTER_PATH": str(state / "share")})
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + TIMEOUT_MS / 1000
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status", timeout=2).close()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{(state / 'server.log').read_text()[-3000:]}")
-                time.sleep(0.5)
+    with jupyter_lab(root, tmp_path_factory.mktemp("lab-state"), token=TOKEN) as url:
         yield url
-    finally:
-        server.terminate()  # SIGTERM lets the server shut down the kernel it started
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def page(lab):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=shutil.which(CHROMIUM) or CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1800}, device_scale_factor=1)
         page.dialogs = []
         page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{lab}/lab/tree/seed.ipynb?reset")
+        page.goto(f"{lab}/lab/tree/seed.ipynb?reset&token={TOKEN}")
         page.locator(".jp-CodeCell .leapp-trace").first.wait_for()
         yield page
         browser.close()
@@ -135,13 +110,18 @@ def editor_line(page, index, line):
 def test_renderer_shows_the_hazard_table_of_the_saved_output(page):
     row = cell(page, 0).locator(".leapp-trace .leapp-hazard-row").first
     assert row.locator(".leapp-hazard-kind").inner_text() == "untraced-call"
-    assert row.locator(".leapp-hazard-line").inner_text() == "3"
+    assert row.locator(".leapp-hazard-lineno").inner_text() == "3"
     assert "error" in row.locator(".leapp-hazard-severity").inner_text()
     assert "np.interp" in row.locator(".leapp-hazard-code").inner_text()
     summary = cell(page, 0).locator(".leapp-trace-summary").inner_text()
     assert "1 error" in summary and "3 ops" in summary
-    # The graph is the bundle's Graphviz SVG, drawn through an <img>.
-    assert cell(page, 0).locator("img.leapp-trace-svg").evaluate("img => img.complete && img.naturalWidth > 0")
+    # The graph is laid out in the page (WebAssembly Graphviz), not the bundle's SVG image.
+    graph = cell(page, 0).locator(".leapp-trace-graph[data-leapp-state=ready]")
+    graph.wait_for()
+    assert graph.locator("img").count() == 0
+    assert graph.locator("[data-leapp-node][data-leapp-status=baked]").count() == 1
+    # the page loaded this checkout's build, not another checkout linked into sys.prefix
+    assert loaded_build(page) == built_load()
 
 
 def test_editor_marks_the_hazard_line(page, tmp_path):
@@ -151,6 +131,9 @@ def test_editor_marks_the_hazard_line(page, tmp_path):
         "line => line.classList.contains('leapp-hazard-error')", arg=line.element_handle())
     assert "np.interp" in line.inner_text()
     assert "untraced-call" in line.locator(".leapp-hazard-badge").inner_text()
+    assert line.get_attribute("data-leapp-severity") == "error"
+    assert line.get_attribute("data-leapp-kind") == "untraced-call"
+    assert "leapp-hazard-line" in line.get_attribute("class")
     assert "Fix:" in line.get_attribute("title")
     for other in (1, 2, 4, 5):
         assert "leapp-hazard" not in (editor_line(page, 0, other).get_attribute("class") or "")
@@ -167,21 +150,42 @@ def test_payload_in_cell_source_and_hazard_code_stays_text(page, tmp_path):
     assert page.dialogs == []
 
 
-def test_graph_falls_back_to_a_vertex_list_without_svg(page, tmp_path):
-    graph = cell(page, 2).locator(".leapp-trace-graph")
+def test_graph_is_drawn_in_the_page_without_the_kernels_svg(page, tmp_path):
+    """Cell 2's output has no image/svg+xml (Graphviz missing on the kernel side): the same graph is drawn."""
+    graph = cell(page, 2).locator(".leapp-trace-graph[data-leapp-state=ready]")
     graph.scroll_into_view_if_needed()
-    graph.screenshot(path=str(tmp_path / "labextension-vertex-list.png"))
-    assert graph.locator("img").count() == 0
-    baked = graph.locator(".leapp-vertex-baked")
-    assert "BAKED" in baked.inner_text() and "baked0" in baked.inner_text()
-    assert "from state, not recorded" in baked.locator(".leapp-vertex-not-recorded").inner_text()
-    assert graph.locator(".leapp-vertex").count() == 6
+    graph.screenshot(path=str(SHOTS / "labextension-no-svg.png"))
+    baked = graph.locator("[data-leapp-node][data-leapp-status=baked]")
+    assert "BAKED baked0" in baked.text_content()
+    assert graph.locator("[data-leapp-node]").count() == 6
+    assert "not recorded" in graph.locator("svg").text_content()
+
+
+def test_verdict_words_and_unknown_hazard_kinds_come_from_the_model(page):
+    future = cell(page, 3)
+    future.scroll_into_view_if_needed()
+    assert future.locator(".leapp-trace-status").inner_text() == "⚠ words from the model"
+    # older models (no verdict field) keep the words derived in the front end
+    assert cell(page, 2).locator(".leapp-trace-status").inner_text() == "✖ not exportable"
+    assert "3 ops · 1 error · 0 warnings · probe not run" in cell(page, 2).locator(".leapp-trace-counts").inner_text()
+    model = traced_output(SEED_INTERP_CELL)["data"][MIME_TYPE]
+    if "verdict" in model:  # this kernel writes the verdict: shown as written, after its state's icon
+        assert cell(page, 0).locator(".leapp-trace-status").inner_text() == "✖ " + model["verdict"]["text"]
+    graph = future.locator(".leapp-trace-graph[data-leapp-state=ready]")
+    node = graph.locator("[data-leapp-node][data-leapp-kinds=some-future-kind]")
+    assert node.get_attribute("data-leapp-status") == "some-future-kind"
+    assert "error: some-future-kind" in node.text_content()
+    legend = graph.locator(".leapp-graph-legend")
+    assert "⚙ FUTURE" in legend.locator("[data-leapp-legend=future]").inner_text()
+    assert "some-future-kind" in legend.locator("[data-leapp-legend-kind=some-future-kind]").inner_text()
+    mark = future.locator(".cm-line.leapp-hazard-line[data-leapp-kind=some-future-kind]")
+    assert mark.count() == 1 and "some-future-kind" in mark.locator(".leapp-hazard-badge").inner_text()
 
 
 def test_marks_follow_the_outputs(page):
     """Clearing the outputs removes the marks; putting the saved outputs back restores them."""
     marked = ".jp-CodeCell .cm-line.leapp-hazard-error"
-    assert page.locator(marked).count() == 3
+    assert page.locator(marked).count() == 4
     saved = page.evaluate("""() => {
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         const outputs = cells.map(cell => cell.model.outputs.get(0).toJSON());
@@ -194,7 +198,7 @@ def test_marks_follow_the_outputs(page):
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         outputs.forEach((output, index) => cells[index].model.outputs.add(output));
     }""", saved)
-    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 3")
+    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 4")
     assert "leapp-hazard-error" in editor_line(page, 0, 3).get_attribute("class")
     assert cell(page, 0).locator(".leapp-hazard-row").count() == 1
 

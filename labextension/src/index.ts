@@ -1,21 +1,29 @@
 /**
- * Editor-marks plugin: marks the lines of each code cell that its leapp trace output reports hazards at.
+ * Editor-marks plugin: marks the lines of each code cell that its leapp trace output reports hazards at,
+ * and links the cell's editor with its trace output.
  *
  * The marks are derived from the cell's saved outputs only, so they appear on reopen without a kernel,
- * follow re-execution, and vanish when the output is cleared.
+ * follow re-execution, and vanish when the output is cleared. The links are DOM events that bubble
+ * up to the notebook from the output (mime.ts, graph.ts) and from the marks (marks.ts):
+ * - `leapp:goto-line`: a graph node was clicked: move the cell's cursor to its line and flash it;
+ * - `leapp:select-line`: a hazard mark was clicked: select its nodes in the cell's trace outputs;
+ * - `leapp:apply-fix`: apply a hazard's edit to the cell (one undoable change) and re-run the cell.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { CodeCell } from '@jupyterlab/cells';
+import { Cell, CodeCell } from '@jupyterlab/cells';
 import {
   CodeMirrorEditor,
   EditorExtensionRegistry,
   IEditorExtensionRegistry
 } from '@jupyterlab/codemirror';
-import { INotebookTracker, Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { IOutputAreaModel } from '@jupyterlab/outputarea';
+import { EditorView } from '@codemirror/view';
 
-import { hazardMarks, lineMarks, setHazardMarks } from './marks';
-import { IHazard, MIME_TYPE, readHazards } from './model';
+import { flashLine, hazardMarks, leappEditorExtension, lineMarks, setHazardMarks } from './marks';
+import { IEdit, IHazard, MIME_TYPE, readHazards } from './model';
+
+const FLASH_MS = 1500;
 
 /** All hazards of all traces among the outputs: every node traced in a cell marks that cell. */
 function hazardsIn(outputs: IOutputAreaModel): IHazard[] {
@@ -26,18 +34,80 @@ function hazardsIn(outputs: IOutputAreaModel): IHazard[] {
   return found;
 }
 
-async function markCell(cell: CodeCell): Promise<void> {
+async function editorOf(cell: CodeCell): Promise<CodeMirrorEditor | null> {
   // Windowed notebooks create a cell's editor only when it is first rendered.
   await cell.ready;
   if (cell.isDisposed || !(cell.editor instanceof CodeMirrorEditor)) {
-    return;
+    return null;
   }
   if (cell.editor.state.field(hazardMarks, false) === undefined) {
-    // An editor made before this plugin registered the field (or by another editor factory).
-    cell.editor.injectExtension(hazardMarks);
+    // An editor made before this plugin registered the fields (or by another editor factory).
+    cell.editor.injectExtension(leappEditorExtension);
   }
-  const marks = lineMarks(hazardsIn(cell.model.outputs));
-  cell.editor.editor.dispatch({ effects: setHazardMarks.of(marks) });
+  return cell.editor;
+}
+
+async function markCell(cell: CodeCell): Promise<void> {
+  const editor = await editorOf(cell);
+  if (editor) {
+    editor.editor.dispatch({ effects: setHazardMarks.of(lineMarks(hazardsIn(cell.model.outputs))) });
+  }
+}
+
+/** Put the cursor at the start of `line` (1-based) of the cell, scroll it into view and flash it. */
+async function goToLine(notebook: Notebook, cell: CodeCell, line: number): Promise<void> {
+  const editor = await editorOf(cell);
+  if (!editor) {
+    return;
+  }
+  const view = editor.editor;
+  const target = Math.min(Math.max(1, line), view.state.doc.lines);
+  notebook.activeCellIndex = notebook.widgets.indexOf(cell);
+  notebook.mode = 'edit';
+  editor.setCursorPosition({ line: target - 1, column: 0 });
+  editor.focus();
+  view.dispatch({
+    effects: [flashLine.of(target), EditorView.scrollIntoView(view.state.doc.line(target).from, { y: 'center' })]
+  });
+  window.setTimeout(() => {
+    if (!cell.isDisposed) {
+      view.dispatch({ effects: flashLine.of(null) });
+    }
+  }, FLASH_MS);
+}
+
+/**
+ * Replace lines `edit.line`..`edit.endLine` of the cell by `edit.new` if they still read `edit.old`,
+ * as one undoable change, then run the cell. Returns a message for the user when it does nothing.
+ */
+async function applyFix(panel: NotebookPanel, cell: CodeCell, edit: IEdit): Promise<string> {
+  const editor = await editorOf(cell);
+  if (!editor) {
+    return 'The cell editor is not ready.';
+  }
+  const view = editor.editor;
+  const doc = view.state.doc;
+  const stale = 'The cell changed since it was traced: re-run it, then apply the fix.';
+  if (edit.endLine > doc.lines) {
+    return stale;
+  }
+  const from = doc.line(edit.line).from;
+  const to = doc.line(edit.endLine).to;
+  if (doc.sliceString(from, to) !== edit.old) {
+    return stale;
+  }
+  // Close the undo group before and after, so Ctrl-Z undoes exactly the fix.
+  // YBaseCell has an undo manager; the ISharedCodeCell interface does not declare it.
+  const shared = cell.model.sharedModel as { undoManager?: { stopCapturing(): void } | null };
+  const undo = shared.undoManager;
+  undo?.stopCapturing();
+  view.dispatch({ changes: { from, to, insert: edit.new }, userEvent: 'input.leapp-fix' });
+  undo?.stopCapturing();
+  const notebook = panel.content;
+  notebook.activeCellIndex = notebook.widgets.indexOf(cell);
+  notebook.deselectAll();
+  await NotebookActions.run(notebook, panel.sessionContext);
+  return '';
 }
 
 function watchNotebook(panel: NotebookPanel): void {
@@ -55,6 +125,37 @@ function watchNotebook(panel: NotebookPanel): void {
       }
     }
   };
+  const cellOf = (event: Event): CodeCell | null => {
+    const found = notebook.widgets.find((cell: Cell) => cell.node.contains(event.target as Node));
+    return found instanceof CodeCell ? found : null;
+  };
+  notebook.node.addEventListener('leapp:goto-line', event => {
+    const cell = cellOf(event);
+    const line = (event as CustomEvent).detail?.line;
+    if (cell && typeof line === 'number') {
+      void goToLine(notebook, cell, line);
+    }
+  });
+  notebook.node.addEventListener('leapp:select-line', event => {
+    const cell = cellOf(event);
+    const line = (event as CustomEvent).detail?.line;
+    if (cell && typeof line === 'number') {
+      for (const output of cell.outputArea.node.querySelectorAll('.leapp-trace')) {
+        output.dispatchEvent(new CustomEvent('leapp:select-hazards', { detail: { line } }));
+      }
+      cell.outputArea.node.querySelector('.leapp-trace')?.scrollIntoView({ block: 'nearest' });
+    }
+  });
+  notebook.node.addEventListener('leapp:apply-fix', event => {
+    const cell = cellOf(event);
+    const detail = (event as CustomEvent).detail ?? {};
+    if (!cell || !detail.edit) {
+      return;
+    }
+    event.preventDefault();
+    const report = typeof detail.report === 'function' ? detail.report : () => undefined;
+    void applyFix(panel, cell, detail.edit as IEdit).then(message => report(message));
+  });
   void panel.context.ready.then(() => {
     watchNewCells();
     notebook.model?.cells.changed.connect(watchNewCells);
@@ -63,14 +164,14 @@ function watchNotebook(panel: NotebookPanel): void {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'leapp-notebook:hazard-marks',
-  description: 'Marks the cell lines a leapp trace reports hazards at.',
+  description: 'Marks the cell lines a leapp trace reports hazards at and links them with the trace output.',
   autoStart: true,
   requires: [INotebookTracker, IEditorExtensionRegistry],
   activate: (_app: JupyterFrontEnd, tracker: INotebookTracker, editors: IEditorExtensionRegistry) => {
-    // Every editor gets the (initially empty) field, so a mark can be dispatched to any cell.
+    // Every editor gets the (initially empty) fields, so a mark can be dispatched to any cell.
     editors.addExtension({
       name: 'leapp-notebook:hazard-marks',
-      factory: () => EditorExtensionRegistry.createImmutableExtension(hazardMarks)
+      factory: () => EditorExtensionRegistry.createImmutableExtension(leappEditorExtension)
     });
     tracker.forEach(watchNotebook);
     tracker.widgetAdded.connect((_tracker, panel) => watchNotebook(panel));

@@ -7,7 +7,7 @@
 import { StateEffect, StateField, Text } from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView, WidgetType } from '@codemirror/view';
 
-import { IHazard, Severity } from './model';
+import { IEdit, IHazard, Severity } from './model';
 
 /** Everything traced at one cell line, merged: the worst severity wins the colour. */
 export interface ILineMark {
@@ -15,6 +15,8 @@ export interface ILineMark {
   severity: Severity;
   kinds: string[];
   title: string;
+  /** The one-click fixes of the hazards at this line (hazards with an `edit`). */
+  edits: IEdit[];
 }
 
 export function lineMarks(hazards: IHazard[]): ILineMark[] {
@@ -30,11 +32,18 @@ export function lineMarks(hazards: IHazard[]): ILineMark[] {
     kinds: [...new Set(found.map(h => h.kind))],
     title: found
       .map(h => `${h.kind} (${h.severity}${h.node ? `, node ${h.node}` : ''}): ${h.message}\nFix: ${h.fix}`)
-      .join('\n\n')
+      .join('\n\n'),
+    edits: found.flatMap(h => (h.edit ? [h.edit] : [])).filter(
+      (edit, index, all) => all.findIndex(other => JSON.stringify(other) === JSON.stringify(edit)) === index
+    )
   }));
 }
 
-/** The ✖/⚠ badge at the end of a marked line, so colour is never the only cue. */
+/**
+ * The ✖/⚠ badge at the end of a marked line, so colour is never the only cue. Clicking it selects the
+ * line's hazards in the cell's trace output (`leapp:select-line`); its "Apply fix" buttons ask the
+ * notebook to apply the hazard's edit (`leapp:apply-fix`).
+ */
 class HazardBadge extends WidgetType {
   constructor(readonly mark: ILineMark) {
     super();
@@ -42,16 +51,56 @@ class HazardBadge extends WidgetType {
 
   eq(other: HazardBadge): boolean {
     const { mark } = other;
-    return mark.severity === this.mark.severity && mark.title === this.mark.title;
+    return (
+      mark.severity === this.mark.severity &&
+      mark.title === this.mark.title &&
+      mark.line === this.mark.line &&
+      JSON.stringify(mark.edits) === JSON.stringify(this.mark.edits)
+    );
   }
 
   toDOM(): HTMLElement {
     const badge = document.createElement('span');
     badge.className = `leapp-hazard-badge leapp-hazard-badge-${this.mark.severity}`;
-    badge.textContent = `${this.mark.severity === 'error' ? '✖' : '⚠'} ${this.mark.kinds.join(', ')}`;
-    badge.title = this.mark.title;
-    badge.setAttribute('aria-label', this.mark.title);
+    badge.dataset.leappSeverity = this.mark.severity;
+    badge.dataset.leappKind = this.mark.kinds.join(' ');
+    const label = document.createElement('span');
+    label.className = 'leapp-hazard-badge-label';
+    label.textContent = `${this.mark.severity === 'error' ? '✖' : '⚠'} ${this.mark.kinds.join(', ')}`;
+    label.title = `${this.mark.title}\n\n(click: select its graph nodes)`;
+    label.setAttribute('role', 'button');
+    label.setAttribute('aria-label', this.mark.title);
+    label.addEventListener('click', () =>
+      badge.dispatchEvent(new CustomEvent('leapp:select-line', { bubbles: true, detail: { line: this.mark.line } }))
+    );
+    badge.append(label);
+    for (const edit of this.mark.edits) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'leapp-fix-apply';
+      button.textContent = 'Apply fix';
+      button.title = `replace with:\n${edit.new}\nthen re-run the cell (Ctrl-Z undoes it)`;
+      button.addEventListener('click', () => {
+        const report = (message: string): void => {
+          let status = badge.querySelector<HTMLElement>('.leapp-fix-status');
+          if (!status) {
+            status = document.createElement('span');
+            status.className = 'leapp-fix-status';
+            status.setAttribute('role', 'status');
+            badge.append(status);
+          }
+          status.textContent = message;
+        };
+        const event = new CustomEvent('leapp:apply-fix', { bubbles: true, cancelable: true, detail: { edit, report } });
+        badge.dispatchEvent(event);
+      });
+      badge.append(button);
+    }
     return badge;
+  }
+
+  ignoreEvent(): boolean {
+    return true;
   }
 }
 
@@ -63,8 +112,13 @@ function decorations(doc: Text, marks: readonly ILineMark[]): DecorationSet {
       const line = doc.line(mark.line);
       return [
         Decoration.line({
-          class: `leapp-hazard leapp-hazard-${mark.severity}`,
-          attributes: { title: mark.title }
+          class: `leapp-hazard leapp-hazard-line leapp-hazard-${mark.severity}`,
+          attributes: {
+            title: mark.title,
+            'data-leapp-severity': mark.severity,
+            'data-leapp-kind': mark.kinds.join(' '),
+            'data-leapp-line': String(mark.line)
+          }
         }).range(line.from),
         Decoration.widget({ widget: new HazardBadge(mark), side: 1 }).range(line.to)
       ];
@@ -88,3 +142,29 @@ export const hazardMarks = StateField.define<DecorationSet>({
   },
   provide: field => EditorView.decorations.from(field)
 });
+
+/** Flash one line (1-based; null clears): where a clicked graph node came from. */
+export const flashLine = StateEffect.define<number | null>();
+
+export const flashMark = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(marks, transaction) {
+    let next = marks.map(transaction.changes);
+    for (const effect of transaction.effects) {
+      if (effect.is(flashLine)) {
+        const line = effect.value;
+        next =
+          line !== null && line >= 1 && line <= transaction.state.doc.lines
+            ? Decoration.set([
+                Decoration.line({ class: 'leapp-flash' }).range(transaction.state.doc.line(line).from)
+              ])
+            : Decoration.none;
+      }
+    }
+    return next;
+  },
+  provide: field => EditorView.decorations.from(field)
+});
+
+/** Everything the editors need: the hazard marks and the flash. */
+export const leappEditorExtension = [hazardMarks, flashMark];

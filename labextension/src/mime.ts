@@ -1,13 +1,20 @@
 /**
- * Mime renderer of `application/vnd.leapp.trace+json`: summary line, hazard table and graph.
+ * Mime renderer of `application/vnd.leapp.trace+json`: summary line, hazard table and live graph.
  *
  * Pure output rendering (no kernel), so a saved notebook shows the same view when reopened.
  * Every string from the model goes through textContent: cell code and hazard messages are user data.
+ *
+ * The renderer talks to the notebook (index.ts) through bubbling DOM events, so it works, minus the
+ * editor links, wherever JupyterLab renders the mime type:
+ * - `leapp:goto-line` {line}: a graph node was clicked; the cell's editor moves its cursor there;
+ * - `leapp:apply-fix` {edit, report}: a hazard's "Apply fix" was pressed;
+ * - `leapp:select-hazards` {line | hazards} (received): an editor mark was clicked; select its nodes.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { IGraphNode, ITraceModel, MIME_TYPE, SVG_MIME_TYPE, readModel } from './model';
+import { LiveGraph } from './graph';
+import { IEdit, IHazard, ITraceModel, MIME_TYPE, SVG_MIME_TYPE, readModel } from './model';
 
 const ICON = { error: '✖', warning: '⚠' } as const;
 
@@ -24,108 +31,49 @@ function el<K extends keyof HTMLElementTagNameMap>(
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-function summaryLine(trace: ITraceModel): HTMLElement {
+const VERDICT_ICON = { error: '✖', warning: '⚠', ok: '✔' } as const;
+
+/**
+ * The verdict: the model's own words (`model.verdict`, one source for every renderer) after the state's
+ * icon; models saved before the field existed get the words this renderer used to derive.
+ */
+export function verdictOf(trace: ITraceModel): { state: 'error' | 'warning' | 'ok'; text: string } {
+  if (trace.verdict) {
+    const { state, text } = trace.verdict;
+    const icon = VERDICT_ICON[state];
+    return { state, text: text.startsWith(icon) ? text : `${icon} ${text}` };
+  }
   const { summary } = trace;
   const state = summary.errors ? 'error' : summary.warnings ? 'warning' : 'ok';
-  const line = el('div', `leapp-trace-summary leapp-trace-${state}`);
-  // The status word repeats what the colour says, for readers who cannot tell the colours apart.
-  const status = { error: '✖ not exportable', warning: '⚠ LEAPP caveats', ok: '✔ clean' }[state];
-  line.append(
-    el('span', 'leapp-trace-status', status),
-    el(
-      'span',
-      'leapp-trace-counts',
-      [
+  return { state, text: { error: '✖ not exportable', warning: '⚠ LEAPP caveats', ok: '✔ clean' }[state] };
+}
+
+function summaryLine(trace: ITraceModel): HTMLElement {
+  const { summary } = trace;
+  const verdict = verdictOf(trace);
+  const line = el('div', `leapp-trace-summary leapp-trace-${verdict.state}`);
+  const counts = summary.text
+    ? [`profile ${trace.profile || '?'}`, summary.text]
+    : [
         `profile ${trace.profile || '?'}`,
         plural(summary.nodes, 'node'),
         plural(summary.ops, 'op'),
         plural(summary.errors, 'error'),
         plural(summary.warnings, 'warning'),
         `probe ${summary.probe ?? 'not run'}`
-      ].join(' · ')
-    )
-  );
+      ];
+  // The status word repeats what the colour says, for readers who cannot tell the colours apart.
+  line.append(el('span', 'leapp-trace-status', verdict.text), el('span', 'leapp-trace-counts', counts.join(' · ')));
   return line;
 }
 
-function hazardTable(trace: ITraceModel): HTMLElement {
-  if (!trace.hazards.length) {
-    return el('p', 'leapp-trace-clean', 'No hazards: every construct was recorded in the graph.');
+/** Ask the notebook to apply a hazard's edit to this output's cell and re-run it. */
+export function requestFix(origin: HTMLElement, edit: IEdit, report: (message: string) => void): void {
+  const event = new CustomEvent('leapp:apply-fix', { bubbles: true, cancelable: true, detail: { edit, report } });
+  if (origin.dispatchEvent(event)) {
+    // Nobody handled it: the output is not in a notebook cell (e.g. a rendered output view).
+    report('Apply fix works in a notebook cell only.');
   }
-  const table = el('table', 'leapp-trace-hazards');
-  const head = table.createTHead().insertRow();
-  for (const title of ['severity', 'kind', 'line', 'code', 'message', 'fix']) {
-    head.append(el('th', '', title));
-  }
-  const body = table.createTBody();
-  for (const hazard of trace.hazards) {
-    const row = body.insertRow();
-    row.className = `leapp-hazard-row leapp-hazard-row-${hazard.severity}`;
-    const code = el('td', 'leapp-hazard-code');
-    code.append(el('code', '', hazard.code.trim()));
-    const kind = el('td', 'leapp-hazard-kind');
-    kind.append(el('code', '', hazard.kind));
-    row.append(
-      el('td', 'leapp-hazard-severity', `${ICON[hazard.severity]} ${hazard.severity}`),
-      kind,
-      el('td', 'leapp-hazard-line', hazard.line === null ? '' : String(hazard.line)),
-      code,
-      el('td', 'leapp-hazard-message', hazard.message),
-      el('td', 'leapp-hazard-fix', hazard.fix)
-    );
-  }
-  return table;
-}
-
-/** The compact fallback when no SVG came with the bundle (Graphviz `dot` missing on the kernel side). */
-function vertexList(trace: ITraceModel, node: IGraphNode): HTMLElement {
-  const names = new Map(node.vertices.map(vertex => [vertex.id, vertex.name]));
-  const nameOf = (id: string): string => names.get(id) ?? id;
-  const section = el('div', 'leapp-trace-node');
-  section.append(el('div', 'leapp-trace-node-name', `node '${node.name}'`));
-  const items = el('ol', 'leapp-trace-vertices');
-  for (const vertex of node.vertices) {
-    const look = trace.looks.get(vertex.category);
-    const item = el('li', `leapp-vertex leapp-vertex-${vertex.category}`);
-    const mark = look && (look.icon || look.tag) ? `${look.icon} ${look.tag}`.trim() : '';
-    if (mark) {
-      const tag = el('span', 'leapp-vertex-tag', mark);
-      // A CSSOM assignment: an invalid colour from the model is dropped, never parsed as markup.
-      tag.style.color = look?.border ?? '';
-      item.append(tag);
-    }
-    const call = vertex.role === 'op' ? `${vertex.numpy} → ${vertex.torch}` : vertex.role;
-    item.append(el('span', 'leapp-vertex-name', vertex.name), el('span', 'leapp-vertex-call', call));
-    const detail = [vertex.shape, vertex.dtype, vertex.line === null ? '' : `line ${vertex.line}`];
-    item.append(el('span', 'leapp-vertex-detail', detail.filter(Boolean).join(' ')));
-    const inputs = node.inputs.get(vertex.id);
-    if (inputs?.data.length) {
-      item.append(el('span', 'leapp-vertex-inputs', `← ${inputs.data.map(nameOf).join(', ')}`));
-    }
-    if (inputs?.notRecorded.length) {
-      const from = inputs.notRecorded.map(nameOf).join(', ');
-      item.append(el('span', 'leapp-vertex-not-recorded', `⇠ from ${from}, not recorded`));
-    }
-    items.append(item);
-  }
-  section.append(items);
-  return section;
-}
-
-function graphView(trace: ITraceModel, svg: string | null): HTMLElement {
-  const details = el('details', 'leapp-trace-graph');
-  details.open = true;
-  details.append(el('summary', '', 'graph'));
-  if (svg) {
-    // An <img> never runs scripts or loads resources from the SVG, so this is safe for untrusted output.
-    const image = el('img', 'leapp-trace-svg');
-    image.alt = `trace graph: ${plural(trace.summary.ops, 'recorded op')}`;
-    image.src = `data:image/svg+xml,${encodeURIComponent(svg)}`;
-    details.append(image);
-  } else {
-    details.append(...trace.nodes.map(node => vertexList(trace, node)));
-  }
-  return details;
 }
 
 export class TraceView extends Widget implements IRenderMime.IRenderer {
@@ -133,25 +81,125 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     super();
     this._mimeType = options.mimeType;
     this.addClass('leapp-trace');
+    this.node.addEventListener('leapp:select-hazards', event => {
+      const detail = (event as CustomEvent).detail ?? {};
+      this.selectHazards(typeof detail.line === 'number' ? detail.line : null, detail.hazards ?? null);
+    });
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const started = performance.now();
     const trace = readModel(model.data[this._mimeType]);
+    this._trace = trace;
     if (!trace) {
       this.node.replaceChildren(el('p', 'leapp-trace-invalid', 'Not a leapp trace graph model.'));
       return;
     }
     const bundled = model.data[SVG_MIME_TYPE];
     const svg = trace.svg ?? (typeof bundled === 'string' ? bundled : null);
-    this.node.replaceChildren(summaryLine(trace), hazardTable(trace), graphView(trace, svg));
+    this._graph?.dispose();
+    this._graph = new LiveGraph(trace, { fallbackSvg: svg, started });
+    const details = el('details', 'leapp-trace-graph-section');
+    details.open = true;
+    details.append(el('summary', '', 'graph'), this._graph.node);
+    this.node.replaceChildren(summaryLine(trace), this.hazardTable(trace), details);
+    await this._graph.draw();
+  }
+
+  /** Select the hazards at `line` (or with the given ids): highlight their rows and graph nodes. */
+  selectHazards(line: number | null, ids: number[] | null): void {
+    if (!this._trace) {
+      return;
+    }
+    const chosen = this._trace.hazards.filter(h => (ids ? ids.includes(h.id) : h.line === line)).map(h => h.id);
+    for (const row of this.node.querySelectorAll<HTMLElement>('.leapp-hazard-row')) {
+      row.toggleAttribute('data-leapp-selected', chosen.includes(Number(row.dataset.leappHazard)));
+    }
+    this._graph?.selectHazards(chosen);
+  }
+
+  private hazardTable(trace: ITraceModel): HTMLElement {
+    if (!trace.hazards.length) {
+      return el('p', 'leapp-trace-clean', 'No hazards: every construct was recorded in the graph.');
+    }
+    const table = el('table', 'leapp-trace-hazards');
+    const columns = el('colgroup');
+    for (const name of ['severity', 'kind', 'line', 'code', 'message', 'fix']) {
+      columns.append(el('col', `leapp-col-${name}`));
+    }
+    table.append(columns);
+    const head = table.createTHead().insertRow();
+    for (const title of ['severity', 'kind', 'line', 'code', 'message', 'fix']) {
+      head.append(el('th', '', title));
+    }
+    const body = table.createTBody();
+    for (const hazard of trace.hazards) {
+      body.append(this.hazardRow(hazard));
+    }
+    return table;
+  }
+
+  private hazardRow(hazard: IHazard): HTMLTableRowElement {
+    const row = el('tr', `leapp-hazard-row leapp-hazard-row-${hazard.severity}`);
+    row.dataset.leappHazard = String(hazard.id);
+    row.dataset.leappSeverity = hazard.severity;
+    row.dataset.leappKind = hazard.kind;
+    row.title = 'select the graph nodes of this hazard';
+    const code = el('td', 'leapp-hazard-code');
+    code.append(el('code', '', hazard.code.trim()));
+    const kind = el('td', 'leapp-hazard-kind');
+    kind.append(el('code', '', hazard.kind));
+    const fix = el('td', 'leapp-hazard-fix');
+    fix.append(el('span', 'leapp-hazard-fix-text', hazard.fix));
+    if (hazard.edit) {
+      fix.append(this.fixButton(hazard.edit));
+    }
+    row.append(
+      el('td', 'leapp-hazard-severity', `${ICON[hazard.severity]} ${hazard.severity}`),
+      kind,
+      el('td', 'leapp-hazard-lineno', hazard.line === null ? '' : String(hazard.line)),
+      code,
+      el('td', 'leapp-hazard-message', hazard.message),
+      fix
+    );
+    row.addEventListener('click', event => {
+      if (!(event.target as HTMLElement).closest('button')) {
+        this.selectHazards(null, [hazard.id]);
+      }
+    });
+    return row;
+  }
+
+  private fixButton(edit: IEdit): HTMLElement {
+    const box = el('span', 'leapp-fix');
+    const button = el('button', 'leapp-fix-apply', 'Apply fix');
+    button.type = 'button';
+    const lines = edit.line === edit.endLine ? `line ${edit.line}` : `lines ${edit.line}–${edit.endLine}`;
+    button.title = `replace ${lines} with:\n${edit.new}\nthen re-run the cell (Ctrl-Z undoes it)`;
+    const status = el('span', 'leapp-fix-status');
+    status.setAttribute('role', 'status');
+    button.addEventListener('click', () => {
+      status.textContent = '';
+      requestFix(button, edit, message => (status.textContent = message));
+    });
+    box.append(button, status);
+    return box;
+  }
+
+  dispose(): void {
+    this._graph?.dispose();
+    this._graph = null;
+    super.dispose();
   }
 
   private _mimeType: string;
+  private _trace: ITraceModel | null = null;
+  private _graph: LiveGraph | null = null;
 }
 
 const extension: IRenderMime.IExtension = {
   id: 'leapp-notebook:trace-renderer',
-  description: 'Renders leapp traces: summary, hazard table and graph.',
+  description: 'Renders leapp traces: summary, hazard table and live graph.',
   // safe: the view never injects markup, so untrusted (reopened) notebooks render it too.
   rendererFactory: {
     safe: true,

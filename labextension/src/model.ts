@@ -9,7 +9,16 @@ export const SVG_MIME_TYPE = 'image/svg+xml';
 
 export type Severity = 'error' | 'warning';
 
+/** A mechanical rewrite of cell lines `line`..`endLine` (1-based, inclusive) from `old` to `new`. */
+export interface IEdit {
+  line: number;
+  endLine: number;
+  old: string;
+  new: string;
+}
+
 export interface IHazard {
+  id: number;
   kind: string;
   severity: Severity;
   node: string;
@@ -17,6 +26,19 @@ export interface IHazard {
   code: string;
   message: string;
   fix: string;
+  category: string;
+  edit: IEdit | null;
+}
+
+export interface IProbeCheck {
+  passed: boolean;
+  baked: boolean;
+  mismatches: number;
+  n: number | null;
+  maxAbsErr: string;
+  shapeOk: boolean;
+  dtypeOk: boolean;
+  firstMismatch: string;
 }
 
 export interface IVertex {
@@ -26,20 +48,53 @@ export interface IVertex {
   numpy: string;
   torch: string;
   line: number | null;
+  helper: string;
+  location: string;
   shape: string;
   dtype: string;
+  cast: boolean;
   category: string;
   hazards: number[];
+  group: string;
+  constant: string;
+  origin: string;
+  preview: Array<number | string>;
+  code: string;
+  probe: IProbeCheck | null;
+  probeBaked: string[];
+}
+
+export interface IEdge {
+  source: string;
+  target: string;
+  shape: string;
+  kind: string;
+}
+
+export interface IGroup {
+  id: string;
+  kind: string;
+  line: number | null;
+  helper: string;
+  label: string;
+  vertices: string[];
 }
 
 export interface IGraphNode {
+  index: number;
   name: string;
+  exportWith: string;
+  ops: number;
   vertices: IVertex[];
+  edges: IEdge[];
+  groups: IGroup[];
   /** Source vertex ids by target vertex id; "not recorded" inputs are kept apart. */
   inputs: Map<string, { data: string[]; notRecorded: string[] }>;
 }
 
 export interface ILook {
+  category: string;
+  fill: string;
   border: string;
   icon: string;
   tag: string;
@@ -49,7 +104,18 @@ export interface ILook {
 export interface ITraceModel {
   profile: string;
   ok: boolean;
-  summary: { nodes: number; ops: number; errors: number; warnings: number; probe: string | null };
+  summary: {
+    nodes: number;
+    ops: number;
+    errors: number;
+    warnings: number;
+    probe: string | null;
+    /** The counts in words as the kernel wrote them (`summary.text`), '' in older models. */
+    text: string;
+  };
+  /** The verdict the kernel wrote (`model.verdict`), or null in models saved before it existed. */
+  verdict: { state: 'error' | 'warning' | 'ok'; text: string } | null;
+  source: string;
   nodes: IGraphNode[];
   hazards: IHazard[];
   looks: Map<string, ILook>;
@@ -68,21 +134,52 @@ const count = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : 0;
 const lineOf = (value: unknown): number | null =>
   typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
+/** A shape as NumPy prints it: `(4,)`, `(2, 3)`, `()`; '' when the model has none. */
+const shapeOf = (value: unknown): string =>
+  Array.isArray(value) ? `(${value.map(text).join(', ')}${value.length === 1 ? ',' : ''})` : '';
+
+function readEdit(value: unknown): IEdit | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const line = lineOf(value.line);
+  const endLine = lineOf(value.end_line) ?? line;
+  if (line === null || endLine === null || endLine < line) {
+    return null;
+  }
+  if (typeof value.old !== 'string' || typeof value.new !== 'string') {
+    return null;
+  }
+  return { line, endLine, old: value.old, new: value.new };
+}
 
 /** The hazards of a model, or none when `data` is not a leapp trace model. */
 export function readHazards(data: unknown): IHazard[] {
   if (!isObject(data) || !text(data.schema).startsWith('leapp-trace-graph/')) {
     return [];
   }
-  return list(data.hazards).filter(isObject).map(hazard => ({
-    kind: text(hazard.kind),
-    severity: hazard.severity === 'warning' ? 'warning' : 'error',
-    node: text(hazard.node),
-    line: lineOf(hazard.line),
-    code: text(hazard.code),
-    message: text(hazard.message),
-    fix: text(hazard.fix)
-  }));
+  return list(data.hazards)
+    .filter(isObject)
+    .map((hazard, index) => ({
+      id: typeof hazard.id === 'number' ? hazard.id : index,
+      kind: text(hazard.kind),
+      severity: hazard.severity === 'warning' ? 'warning' : 'error',
+      node: text(hazard.node),
+      line: lineOf(hazard.line),
+      code: text(hazard.code),
+      message: text(hazard.message),
+      fix: text(hazard.fix),
+      category: text(hazard.category),
+      edit: readEdit(hazard.edit)
+    }));
+}
+
+function readVerdict(value: unknown): ITraceModel['verdict'] {
+  if (!isObject(value) || typeof value.text !== 'string' || !value.text) {
+    return null;
+  }
+  const state = value.state === 'error' || value.state === 'warning' ? value.state : 'ok';
+  return { state, text: value.text };
 }
 
 /** The whole model for the renderer, or null when `data` is not a leapp trace model. */
@@ -94,6 +191,8 @@ export function readModel(data: unknown): ITraceModel | null {
   const looks = new Map<string, ILook>();
   for (const look of list(data.legend).filter(isObject)) {
     looks.set(text(look.category), {
+      category: text(look.category),
+      fill: text(look.fill),
       border: text(look.border),
       icon: text(look.icon),
       tag: text(look.tag),
@@ -108,8 +207,11 @@ export function readModel(data: unknown): ITraceModel | null {
       ops: count(summary.ops),
       errors: count(summary.errors),
       warnings: count(summary.warnings),
-      probe: typeof summary.probe === 'string' ? summary.probe : null
+      probe: typeof summary.probe === 'string' ? summary.probe : null,
+      text: text(summary.text)
     },
+    verdict: readVerdict(data.verdict),
+    source: text(data.source),
     nodes: list(data.nodes).filter(isObject).map(readNode),
     hazards: readHazards(data),
     looks,
@@ -117,25 +219,85 @@ export function readModel(data: unknown): ITraceModel | null {
   };
 }
 
-function readNode(node: Json): IGraphNode {
-  const vertices = list(node.vertices).filter(isObject).map(vertex => ({
+function readProbe(value: unknown): IProbeCheck | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    passed: value.passed === true,
+    baked: value.baked === true,
+    mismatches: count(value.mismatches),
+    n: typeof value.n === 'number' ? value.n : null,
+    maxAbsErr: value.max_abs_err === null || value.max_abs_err === undefined ? '' : text(value.max_abs_err),
+    shapeOk: value.shape_ok !== false,
+    dtypeOk: value.dtype_ok !== false,
+    firstMismatch: text(value.first_mismatch)
+  };
+}
+
+function readVertex(vertex: Json): IVertex {
+  return {
     id: text(vertex.id),
     name: text(vertex.name),
     role: text(vertex.role),
     numpy: text(vertex.numpy),
     torch: text(vertex.torch),
     line: lineOf(vertex.line),
-    shape: Array.isArray(vertex.shape) ? `[${vertex.shape.map(text).join(', ')}]` : '',
+    helper: text(vertex.helper),
+    location: text(vertex.location),
+    shape: shapeOf(vertex.shape),
     dtype: text(vertex.dtype),
+    cast: vertex.cast === true,
     category: text(vertex.category),
-    hazards: list(vertex.hazards).filter((id): id is number => typeof id === 'number')
-  }));
+    hazards: list(vertex.hazards).filter((id): id is number => typeof id === 'number'),
+    group: text(vertex.group),
+    constant: text(vertex.constant),
+    origin: text(vertex.origin),
+    preview: list(vertex.preview).map(value => (typeof value === 'number' ? value : text(value))),
+    code: text(vertex.code),
+    probe: readProbe(vertex.probe),
+    probeBaked: list(vertex.probe_baked).map(text)
+  };
+}
+
+function readNode(node: Json, index: number): IGraphNode {
+  const vertices = list(node.vertices).filter(isObject).map(readVertex);
+  const known = new Set(vertices.map(vertex => vertex.id));
+  const edges = list(node.edges)
+    .filter(isObject)
+    .map(edge => ({
+      source: text(edge.source),
+      target: text(edge.target),
+      shape: shapeOf(edge.shape),
+      kind: text(edge.kind)
+    }))
+    .filter(edge => known.has(edge.source) && known.has(edge.target));
   const inputs: IGraphNode['inputs'] = new Map();
-  for (const edge of list(node.edges).filter(isObject)) {
-    const target = text(edge.target);
-    const entry = inputs.get(target) ?? { data: [], notRecorded: [] };
-    (edge.kind === 'not-recorded' ? entry.notRecorded : entry.data).push(text(edge.source));
-    inputs.set(target, entry);
+  for (const edge of edges) {
+    const entry = inputs.get(edge.target) ?? { data: [], notRecorded: [] };
+    (edge.kind === 'not-recorded' ? entry.notRecorded : entry.data).push(edge.source);
+    inputs.set(edge.target, entry);
   }
-  return { name: text(node.name), vertices, inputs };
+  const groups = list(node.groups)
+    .filter(isObject)
+    .map(group => ({
+      id: text(group.id),
+      kind: text(group.kind),
+      line: lineOf(group.line),
+      helper: text(group.helper),
+      label: text(group.label),
+      vertices: list(group.vertices)
+        .map(text)
+        .filter(id => known.has(id))
+    }));
+  return {
+    index: typeof node.index === 'number' ? node.index : index,
+    name: text(node.name),
+    exportWith: text(node.export_with),
+    ops: count(node.ops),
+    vertices,
+    edges,
+    groups,
+    inputs
+  };
 }
