@@ -9,7 +9,7 @@
  * User strings reach DOT only inside HTML-like labels, escaped by `esc`, or quoted attributes
  * (`quote`); DOT identifiers are synthetic (`v12`, `cluster_c3`), never user names.
  */
-import { IGraphNode, IGroup, IHazard, ILook, ITraceModel, IVertex } from './model';
+import { IGraphNode, IGroup, IHazard, ILook, ITraceModel, IVertex, moduleLabel } from './model';
 
 /** Graphs with more ops than this open folded. */
 export const FOLD_ABOVE = 150;
@@ -423,10 +423,20 @@ export class DotWriter {
       }
     } else if (vertex.role === 'constant') {
       rows = [`${esc(look.icon)} ${esc(vertex.name)} ${small(esc(previewText(vertex.preview)))}`, small(esc(typed + where))];
+    } else if (vertex.role === 'module') {
+      rows = [`<B>${esc(`${look.icon} ${moduleLabel(vertex)}`.trim())}</B>`, small(esc(where.replace(/^ · /, '')))];
+    } else if (vertex.role === 'collapsed') {
+      rows = [`<B>${esc(`${look.icon} ${vertex.name}`.trim())}</B>`, small(esc(clip(vertex.numpy, 56)))];
+    } else if (vertex.cast) {
+      // a cast the tracer inserted to keep NumPy's dtypes: it says so instead of posing as the call it serves
+      rows = [
+        `<B>${esc(`${look.icon} cast to ${vertex.dtype}`.trim())}</B>`,
+        small(esc(`→ ${vertex.torch} · keeps NumPy's dtypes in ${vertex.numpy}`)),
+        small(esc(typed + where))
+      ];
     } else {
       const icon = look.icon ? `${look.icon} ` : '';
-      const cast = vertex.cast || vertex.torch === 'Tensor.to';
-      const torch = vertex.torch + (cast ? ` (cast to ${vertex.dtype})` : '');
+      const torch = vertex.torch + (vertex.torch === 'Tensor.to' ? ` (cast to ${vertex.dtype})` : '');
       rows = [`<B>${esc(icon + vertex.numpy)}</B>`, small('→ ' + esc(torch)), small(esc(typed + where))];
     }
     rows.push(...this.hazardRows(vertex, vertex.constant === 'baked'));

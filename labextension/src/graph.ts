@@ -23,7 +23,7 @@ import {
   probeText,
   vertexStatus
 } from './dot';
-import { IGraphNode, IHazard, ITraceModel, IVertex } from './model';
+import { IGraphNode, IHazard, ITraceModel, IVertex, moduleLabel } from './model';
 
 type GraphvizModule = typeof import('@hpcc-js/wasm-graphviz');
 type Graphviz = Awaited<ReturnType<GraphvizModule['Graphviz']['load']>>;
@@ -562,8 +562,15 @@ export function cardLines(model: ITraceModel, vertex: IVertex): string[] {
   const role = { input: 'input', output: 'output', constant: vertex.constant === 'baked' ? 'baked constant' : 'constant' }[
     vertex.role
   ];
-  lines.push(role ? `${role} ${vertex.name}` : vertex.numpy || vertex.name);
-  if (vertex.role === 'op') {
+  lines.push(role ? `${role} ${vertex.name}` : vertex.role === 'module' ? moduleLabel(vertex) : vertex.numpy || vertex.name);
+  if (vertex.role === 'module' && vertex.module) {
+    lines.push(`nn.Module ${vertex.module.type}, called as one node: its weights stay parameters`);
+    if (vertex.module.ops.length) {
+      lines.push(`inside: ${vertex.module.ops.join(', ')}`);
+    }
+  } else if (vertex.role === 'collapsed') {
+    lines.push(`${vertex.hidden} vertices folded in this output (trace.save_graph_model writes them all)`);
+  } else if (vertex.role === 'op') {
     lines.push(`NumPy: ${vertex.numpy}`);
     lines.push(`torch: ${vertex.torch}${vertex.cast || vertex.torch === 'Tensor.to' ? ` (cast to ${vertex.dtype})` : ''}`);
   } else if (vertex.role === 'constant' && vertex.origin) {

@@ -62,6 +62,19 @@ export interface IVertex {
   code: string;
   probe: IProbeCheck | null;
   probeBaked: string[];
+  /** `role: "module"`: the nn.Module this vertex calls. */
+  module: IModule | null;
+  /** `role: "collapsed"` (a compacted model): how many vertices it stands for. */
+  hidden: number;
+}
+
+export interface IModule {
+  name: string;
+  type: string;
+  params: number;
+  training: boolean;
+  inShape: string;
+  ops: string[];
 }
 
 export interface IEdge {
@@ -256,8 +269,38 @@ function readVertex(vertex: Json): IVertex {
     preview: list(vertex.preview).map(value => (typeof value === 'number' ? value : text(value))),
     code: text(vertex.code),
     probe: readProbe(vertex.probe),
-    probeBaked: list(vertex.probe_baked).map(text)
+    probeBaked: list(vertex.probe_baked).map(text),
+    module: readModule(vertex.module),
+    hidden: typeof vertex.hidden === 'number' ? vertex.hidden : 0
   };
+}
+
+function readModule(value: unknown): IModule | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    name: text(value.name),
+    type: text(value.type),
+    params: typeof value.params === 'number' ? value.params : 0,
+    training: value.training === true,
+    inShape: shapeOf(value.in_shape),
+    ops: list(value.ops)
+      .filter(isObject)
+      .map(op => (text(op.type) && text(op.type) !== text(op.op) ? `${text(op.target)}: ${text(op.type)}` : text(op.target)))
+  };
+}
+
+/** `policy: Sequential · 114 params · (4,) → (2,)`, as the Python renderers write it. */
+export function moduleLabel(vertex: IVertex): string {
+  const module = vertex.module;
+  if (!module) {
+    return vertex.numpy || vertex.name;
+  }
+  const params = module.params.toLocaleString('en-US');
+  return `${module.name}: ${module.type} · ${params} params · ${module.inShape || '?'} → ${vertex.shape || '?'}${
+    module.training ? ' · TRAINING' : ''
+  }`;
 }
 
 function readNode(node: Json, index: number): IGraphNode {
