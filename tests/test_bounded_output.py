@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import leapp_notebook as ln
-from leapp_notebook.render.model import COMPACT_ABOVE, graph_model, vertex_count
+from leapp_notebook.render.model import COMPACT_ABOVE, MODEL_COMPACT_ABOVE, graph_model, vertex_count
 
 LOOP = ("h = x\nfor i in range(STEPS):\n    h = np.tanh(h * 0.5 + 1.0) - np.sin(h)\n"
         "    h = h[::-1] if i == STEPS // 2 else h\ny = h\n")
@@ -21,10 +21,10 @@ def bundle_sizes(bundle):
 
 
 def test_a_large_trace_is_compacted_and_its_bundle_stays_small():
-    trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones((4, 4)), "STEPS": 600}, inputs=["x"], outputs=["y"],
+    trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones((4, 4)), "STEPS": 800}, inputs=["x"], outputs=["y"],
                           profile="full")
     full = graph_model(trace)
-    assert vertex_count(full) > 3000 > COMPACT_ABOVE
+    assert vertex_count(full) > MODEL_COMPACT_ABOVE > COMPACT_ABOVE
     bundle = trace._repr_mimebundle_()
     model = bundle["application/vnd.leapp.trace+json"]
     assert model["compacted"] == {"vertices": vertex_count(full), "shown": vertex_count(model)}
@@ -44,6 +44,16 @@ def test_a_large_trace_is_compacted_and_its_bundle_stays_small():
 def test_a_small_trace_is_not_compacted():
     trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones(3), "STEPS": 3}, inputs=["x"], outputs=["y"])
     assert "compacted" not in trace._repr_mimebundle_()["application/vnd.leapp.trace+json"]
+
+
+def test_a_mid_sized_trace_keeps_its_full_model_for_the_live_graph_and_compacts_the_static_renderings():
+    trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones(2), "STEPS": 300}, inputs=["x"], outputs=["y"])
+    full = graph_model(trace)
+    assert COMPACT_ABOVE < vertex_count(full) <= MODEL_COMPACT_ABOVE
+    bundle = trace._repr_mimebundle_()
+    assert vertex_count(bundle["application/vnd.leapp.trace+json"]) == vertex_count(full)
+    assert sum(bundle_sizes(bundle).values()) < 2_000_000
+    assert "vertices" not in bundle["application/vnd.leapp.trace+json"].get("compacted", {})
 
 
 def test_the_full_model_can_be_saved(tmp_path):

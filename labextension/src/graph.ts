@@ -148,9 +148,16 @@ export class LiveGraph {
     this.annotate(svg, drawing);
     this.drawing = drawing;
     this.canvas.replaceChildren(svg);
-    this.status.hidden = true;
+    const compacted = this.model.compacted;
+    // A compacted model (the kernel folded a large trace's unmarked stretches itself) is folded as it comes.
+    this.status.hidden = compacted === null;
+    if (compacted) {
+      this.status.textContent =
+        `${compacted.shown} of ${compacted.vertices} vertices: unmarked stretches are folded in this output ` +
+        '(trace.save_graph_model(path) writes them all)';
+    }
     this.node.dataset.leappState = 'ready';
-    this.node.dataset.leappFolded = String(drawing.folds.size > 0);
+    this.node.dataset.leappFolded = String(drawing.folds.size > 0 || compacted !== null);
     this.fit();
     this.applyMarks();
     this.node.dataset.leappRenderMs = (performance.now() - this.options.started).toFixed(1);

@@ -20,6 +20,7 @@ import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jup
 import { IOutputAreaModel } from '@jupyterlab/outputarea';
 import { EditorView } from '@codemirror/view';
 
+import { CONTROLS_MIME_TYPE, CONTROLS_RANK, controlsFactory } from './controls';
 import { flashLine, hazardMarks, leappEditorExtension, lineMarks, setHazardMarks } from './marks';
 import { IEdit, IHazard, MIME_TYPE, readHazards } from './model';
 
@@ -173,8 +174,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
       name: 'leapp-notebook:hazard-marks',
       factory: () => EditorExtensionRegistry.createImmutableExtension(leappEditorExtension)
     });
-    tracker.forEach(watchNotebook);
-    tracker.widgetAdded.connect((_tracker, panel) => watchNotebook(panel));
+    const addControls = (panel: NotebookPanel) => {
+      const rendermime = panel.content.rendermime;
+      if (rendermime.getFactory(CONTROLS_MIME_TYPE) === undefined) {
+        rendermime.addFactory(controlsFactory(rendermime), CONTROLS_RANK);
+      }
+    };
+    tracker.forEach(panel => {
+      addControls(panel);
+      watchNotebook(panel);
+    });
+    tracker.widgetAdded.connect((_tracker, panel) => {
+      addControls(panel);
+      watchNotebook(panel);
+    });
   }
 };
 

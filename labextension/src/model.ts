@@ -134,6 +134,8 @@ export interface ITraceModel {
   looks: Map<string, ILook>;
   /** Graphviz SVG, if the model itself carries one (the bundle's image/svg+xml is read separately). */
   svg: string | null;
+  /** A compacted model (a large trace): the full model's vertex count and the count shown, else null. */
+  compacted: { vertices: number; shown: number } | null;
 }
 
 type Json = { [key: string]: unknown };
@@ -228,7 +230,10 @@ export function readModel(data: unknown): ITraceModel | null {
     nodes: list(data.nodes).filter(isObject).map(readNode),
     hazards: readHazards(data),
     looks,
-    svg: typeof data.svg === 'string' ? data.svg : null
+    svg: typeof data.svg === 'string' ? data.svg : null,
+    compacted: isObject(data.compacted)
+      ? { vertices: count(data.compacted.vertices), shown: count(data.compacted.shown) }
+      : null
   };
 }
 

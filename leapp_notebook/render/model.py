@@ -494,7 +494,11 @@ def export_entry(*, files: Any = None, error: BaseException | None = None) -> di
 # bounded output
 # ------------------------------------------------------------------------------------------
 
-COMPACT_ABOVE = 600  # vertices: above this the mime bundle carries the compacted model (well under 2 MB)
+# Vertices above which the mime bundle's static renderings (SVG, HTML, text) are drawn from the compacted model,
+# and above which the JSON model itself is compacted: up to MODEL_COMPACT_ABOVE the live graph in JupyterLab can
+# still unfold every group; either way the bundle stays well under 2 MB.
+COMPACT_ABOVE = 600
+MODEL_COMPACT_ABOVE = 3000
 
 
 def vertex_count(model: dict[str, Any]) -> int:
