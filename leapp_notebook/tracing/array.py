@@ -290,40 +290,7 @@ class TracedArray(np.ndarray):
         return indexing.iterate(sess, self)
 
     # ---------------------------------------------------------------- values leaving the graph
-    def __bool__(self) -> bool:
-        value = bool(self.view(np.ndarray))
-        _session.extracted(self, "data-dependent-branch", f"truth value ({value})")
-        return value
-
-    def __float__(self) -> float:
-        value = float(self.view(np.ndarray))
-        _session.extracted(self, "value-extraction", f"float() = {value!r}")
-        return value
-
-    def __int__(self) -> int:
-        value = int(self.view(np.ndarray))
-        _session.extracted(self, "value-extraction", f"int() = {value!r}")
-        return value
-
-    def __index__(self) -> int:
-        value = self.view(np.ndarray).__index__()
-        _session.extracted(self, "value-extraction", f"used as an index/size ({value!r})")
-        return value
-
-    def __complex__(self) -> complex:
-        value = complex(self.view(np.ndarray))
-        _session.extracted(self, "value-extraction", f"complex() = {value!r}")
-        return value
-
-    def item(self, *args: Any) -> Any:
-        value = self.view(np.ndarray).item(*args)
-        _session.extracted(self, "value-extraction", f".item() = {value!r}")
-        return value
-
-    def tolist(self) -> Any:
-        value = self.view(np.ndarray).tolist()
-        _session.extracted(self, "value-extraction", ".tolist()")
-        return value
+    # (__bool__, __float__, __int__, __index__, __complex__, item, tolist: set from _EXTRACTIONS below)
 
     def __contains__(self, value: Any) -> bool:
         found = value in self.view(np.ndarray)
@@ -345,3 +312,29 @@ class TracedArray(np.ndarray):
     def __deepcopy__(self, memo: Any) -> np.ndarray:
         return self.view(np.ndarray).copy()
 
+
+def _extraction(method: str, kind: str, describe: str) -> Any:
+    """A method that hands a Python value out of traced data: NumPy's value, and a ``kind`` hazard."""
+    plain_method = getattr(np.ndarray, method)
+
+    def extract(self: TracedArray, *args: Any) -> Any:
+        value = plain_method(self.view(np.ndarray), *args)
+        _session.extracted(self, kind, describe.format(value=value))
+        return value
+
+    extract.__name__ = method
+    return extract
+
+
+# method -> (hazard kind, how the message describes the value)
+_EXTRACTIONS = {
+    "__bool__": ("data-dependent-branch", "truth value ({value})"),
+    "__float__": ("value-extraction", "float() = {value!r}"),
+    "__int__": ("value-extraction", "int() = {value!r}"),
+    "__index__": ("value-extraction", "used as an index/size ({value!r})"),
+    "__complex__": ("value-extraction", "complex() = {value!r}"),
+    "item": ("value-extraction", ".item() = {value!r}"),
+    "tolist": ("value-extraction", ".tolist()"),
+}
+for _method, (_kind, _describe) in _EXTRACTIONS.items():
+    setattr(TracedArray, _method, _extraction(_method, _kind, _describe))

@@ -1,7 +1,7 @@
 """The hazard catalogue: each kind, its severity per profile, the fix text written for a line, and the one
 :func:`add` every producer (the engine, the probe, the LEAPP-defects check) reports through.
 
-Kinds are stable strings (DESIGN.md). Fix texts are templates filled with the offending line's code
+Kinds are stable strings (docs/hazards.md). Fix texts are templates filled with the offending line's code
 and the names involved, so the user reads a rewrite for *their* line, not a generic rule. A hazard is
 reported once per kind, line and node: :func:`add` merges a second report on the same line into the
 first (its graph nodes, its message, the stronger severity).
