@@ -21,7 +21,7 @@ import torch.fx
 from . import leapp_defects, ops
 from .builder import NodeBuilder
 from .dtypes import dtype_name
-from .facts import KEY, derive, facts
+from .facts import KEY, facts
 from .provenance import (
     Provenance,
     builder_of,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .array import TracedArray
 
 ACTIVE: "Session | None" = None
+_VALUE_TYPES = (np.ndarray, torch.Tensor)
 
 # Functions whose result is static metadata (shapes, dtypes), never a value derived from data.
 METADATA_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory, np.shares_memory,
@@ -140,8 +141,11 @@ class Session:
                     helper: str | None = None) -> Any:
         """A graph value for ``value`` as used inside ``builder``'s node: its node when traced there;
         a baked constant when it came from traced data some other way; a genuine constant otherwise."""
-        prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+        prov = getattr(value, "_lp", None) if isinstance(value, _VALUE_TYPES) else None
         if prov is not None:
+            if prov.builder is builder and prov.node is not None and not self.versions \
+                    and type(value) is self.array_type:
+                return prov.node  # the common case, kept short: an array traced in this node, no writes yet
             return self._traced_value(builder, value, prov, line, helper)
         if isinstance(value, torch.Tensor):
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)
@@ -274,7 +278,9 @@ class Session:
         traced = array.view(self.array_type)
         traced._lp = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         if isinstance(nodes, torch.fx.Node):
-            _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
+            # the record emit() made, completed where it stands (see _set_value_facts): the hot path
+            nodes.meta[KEY].__dict__.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy",
+                                            view=False)
         return traced
 
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
@@ -438,5 +444,7 @@ def close_matches(name: str, candidates: Any) -> str:
 
 
 def _set_value_facts(node: torch.fx.Node, shape: tuple[int, ...], dtype: str, kind: str, view: bool) -> None:
-    """The eager value's shape, dtype, kind and view-ness on the node that records it."""
-    node.meta[KEY] = derive(node.meta[KEY], {"shape": shape, "dtype": dtype, "kind": kind, "view": view})
+    """The eager value's shape, dtype, kind and view-ness on the node that records it. The record is completed
+    where it stands (no copy: this runs for every recorded op); a node's facts are only reachable through the
+    node, so this is the same as replacing them."""
+    node.meta[KEY].__dict__.update(shape=shape, dtype=dtype, kind=kind, view=view)
