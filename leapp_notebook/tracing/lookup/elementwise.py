@@ -1,0 +1,106 @@
+"""Builders for ufuncs: operands cast to NumPy's loop dtypes, integer division by zero, multi-output ufuncs."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from .context import _BOOL, BuildContext
+from .normalize import _X, _contract, _loop_dtypes
+from .row import reads
+
+# torch ops that take a Python scalar as their second operand (others get a 0-d tensor constant).
+_SCALAR_OK = frozenset({torch.add, torch.sub, torch.mul, torch.div, torch.pow, torch.remainder, torch.fmod,
+                        torch.floor_divide, torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge,
+                        torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor})
+# torch ops without bool kernels whose NumPy bool loop is the identity.
+_BOOL_IDENTITY = frozenset({torch.abs, torch.ceil, torch.floor, torch.trunc})
+# NumPy's integer division by zero gives 0 (with a warning); torch raises.
+_INT_DIVISION = frozenset({torch.floor_divide, torch.remainder, torch.fmod})
+
+
+def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, ...], nin: int) -> list[Any]:
+    """Graph values for the operands, cast to the loop dtypes; a Python scalar after the first operand stays
+    a scalar where the torch op takes one (``x * 0.5``)."""
+    args = []
+    params, eager = ctx.params, ctx.eager
+    for i in range(nin):
+        name = _X[i]
+        value = eager[name]
+        kind = type(value)
+        if i and scalars_ok and (kind is float or kind is int or kind is bool):
+            args.append(value)
+        else:
+            args.append(ctx.as_tensor(params[name], value, loop[i]))
+    return args
+
+
+def _int_division(ctx: BuildContext, torch_fn: Any, a: Any, b: Any) -> Any:
+    if not isinstance(b, torch.fx.Node):
+        return ctx.call(torch_fn, a, b) if b != 0 else ctx.call(torch.zeros_like, a)
+    zero = ctx.call(torch.eq, b, 0)
+    safe = ctx.call(torch.where, zero, ctx.call(torch.ones_like, b), b)
+    return ctx.call(torch.where, zero, ctx.call(torch.zeros_like, safe), ctx.call(torch_fn, a, safe))
+
+
+def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
+    """A ufunc: operands cast to NumPy's loop dtype so torch computes in the same precision."""
+    scalars_ok = torch_fn in _SCALAR_OK
+    bool_identity = torch_fn in _BOOL_IDENTITY
+    int_division = torch_fn in _INT_DIVISION
+
+    @reads("x0 x1 x2 x3 dtype")
+    def build(ctx: BuildContext) -> Any:
+        ufunc = ctx.extra["ufunc"]
+        nin = ufunc.nin
+        eager = ctx.eager
+        loop = _loop_dtypes(ufunc, eager, eager.get("dtype"))
+        args = _ufunc_operands(ctx, scalars_ok, loop, nin)
+        first = loop[0]
+        if first is _BOOL and bool_identity:
+            node = ctx.call(torch.clone, args[0])
+        elif first is _BOOL and torch_fn is torch.matmul:
+            node = _contract(ctx, torch.matmul, args)
+        elif int_division and first.kind in "iu":
+            node = _int_division(ctx, torch_fn, *args)
+        else:
+            node = ctx.emit("call_function", torch_fn, tuple(args))
+        return ctx.to_result_dtype(node, loop[nin])
+
+    return build
+
+
+@reads("x0 x1 dtype")
+def build_divmod(ctx: BuildContext) -> list[Any]:
+    loop = _loop_dtypes(np.divmod, ctx.eager, ctx.eager.get("dtype"))
+    a, b = _ufunc_operands(ctx, True, loop, 2)
+    if loop[0].kind in "iu":
+        return [_int_division(ctx, torch.floor_divide, a, b), _int_division(ctx, torch.remainder, a, b)]
+    return [ctx.call(torch.floor_divide, a, b), ctx.call(torch.remainder, a, b)]
+
+
+def multi_output(torch_fn: Any) -> Callable[[BuildContext], list[Any]]:
+    """A ufunc with two outputs (modf, frexp): one torch call returning a pair."""
+
+    @reads("x0 dtype")
+    def build(ctx: BuildContext) -> list[Any]:
+        ufunc = ctx.extra["ufunc"]
+        loop = _loop_dtypes(ufunc, ctx.eager, ctx.eager.get("dtype"))
+        pair = ctx.call(torch_fn, ctx.tensor("x0", loop[0]))
+        return [ctx.call(operator.getitem, pair, 0), ctx.call(operator.getitem, pair, 1)]
+
+    return build
+
+
+@reads("x0 x1")
+def build_ldexp(ctx: BuildContext) -> Any:
+    """``x * 2**e``; torch.ldexp raises for negative integer exponents."""
+    loop = _loop_dtypes(np.ldexp, ctx.eager)
+    x = ctx.tensor("x0", loop[0])
+    e = ctx.eager["x1"]
+    if isinstance(e, int) and not isinstance(ctx.params["x1"], np.generic):
+        return ctx.call(torch.mul, x, 2.0 ** e)
+    return ctx.call(torch.mul, x, ctx.call(torch.pow, 2.0, ctx.tensor("x1", loop[0])))
