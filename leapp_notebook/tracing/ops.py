@@ -28,7 +28,7 @@ from .lookup.context import (  # noqa: F401 - the session, array and defect modu
 )
 from .lookup.elementwise import build_divmod, build_ldexp, elementwise, multi_output
 from .lookup.normalize import OPERAND_NAMES, norm_axes  # noqa: F401 - array.py binds ufunc operands by these
-from .lookup.row import LEAPP_NAMES, Row, positional_names, rejects
+from .lookup.row import LEAPP_NAMES, Row, positional_names, rejects, renamed
 
 UFUNC_ROWS: dict[np.ufunc, Row] = {}
 FUNCTION_ROWS: dict[Any, Row] = {}
@@ -85,6 +85,9 @@ for _name, _torch_fn in _UFUNCS.items():
     _ufunc(getattr(np, _name), elementwise(_torch_fn), _display(_torch_fn))
 for _name, (_build, _torch_name) in _SPECIAL_UFUNCS.items():
     _ufunc(getattr(np, _name), _build, _torch_name)
+# np.vecdot is a generalized ufunc (NumPy 2): its core axis is chosen by axis=.
+UFUNC_ROWS[np.vecdot] = Row(np.vecdot, "np.vecdot", "torch.sum(conj*mul)", linalg.vecdot("x0", "x1"),
+                            ("x0", "x1", "out"), False, "ufunc", {**_UFUNC_REJECTS, "axes": (), "keepdims": (False,)})
 
 # ufunc.reduce calls that ndarray methods make internally (x.prod(), x.all()) map to reductions.
 REDUCE_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
@@ -108,10 +111,8 @@ def _fn(func: Any, build: Builder, torch_name: str, refuses: str = "", *, displa
 _fn(np.sum,                reductions.reduction(torch.sum),                 "torch.sum", "out initial where=True")
 _fn(np.prod,               reductions.reduction(torch.prod, single_dim=True), "torch.prod", "out initial where=True")
 _fn(np.mean,               reductions.reduction(torch.mean, float_for_ints=True), "torch.mean", "out where=True")
-_fn(np.std,                reductions.reduction(torch.std, float_for_ints=True, ddof=True), "torch.std",
-    "out where=True mean")
-_fn(np.var,                reductions.reduction(torch.var, float_for_ints=True, ddof=True), "torch.var",
-    "out where=True mean")
+_fn(np.std,                reductions.variance(std=True),                   "torch.sum/mul/div/sqrt", "out where=True")
+_fn(np.var,                reductions.variance(std=False),                  "torch.sum/sub/mul/div", "out where=True")
 for _func, _torch_fn, _refuses in ((np.max, torch.amax, "out initial where=True"),
                                    (np.min, torch.amin, "out initial where=True"),
                                    (np.amax, torch.amax, "out initial where=True"),
@@ -220,6 +221,42 @@ _fn(np.linspace,           creation.build_linspace,                         "tor
 _fn(np.copy,               creation.build_copy,                             "torch.clone", "order=* subok=False")
 _fn(np.real,               creation.build_real,                             "torch.real")
 _fn(np.imag,               creation.build_imag,                             "torch.imag")
+# NumPy 2's Array API namespace (2023.12 and the 2024.12 additions); aliases such as np.concat,
+# np.permute_dims and np.pow are the same objects as the rows above.
+_fn(np.astype,             creation.astype("x"),                            "Tensor.to", "copy=* device=cpu")
+_fn(np.cumulative_sum,     reductions.cumulative_api(torch.cumsum, 0),      "torch.cumsum+cat", "out")
+_fn(np.cumulative_prod,    reductions.cumulative_api(torch.cumprod, 1),     "torch.cumprod+cat", "out")
+_fn(np.count_nonzero,      reductions.build_count_nonzero,                  "torch.ne+sum")
+_fn(np.unstack,            shape.build_unstack,                             "torch.unbind")
+_fn(np.broadcast_arrays,   shape.build_broadcast_arrays,                    "torch.broadcast_to", "subok=False")
+_fn(np.meshgrid,           shape.build_meshgrid,                            "torch.reshape+broadcast_to", "copy=*")
+_fn(np.matrix_transpose,   shape.build_matrix_transpose,                    "torch.transpose")
+_fn(np.unique_values,      selection.build_unique_values,                   "torch.unique")
+_fn(np.unique_counts,      selection.build_unique_counts,                   "torch.unique")
+_fn(np.unique_inverse,     selection.build_unique_inverse,                  "torch.unique")
+_fn(np.unique_all,         selection.build_unique_all,                      "torch.unique+scatter_reduce")
+for _name, _build, _torch_name in (
+        ("matmul", linalg.build_linalg_matmul, "torch.matmul"),
+        ("matrix_transpose", shape.build_matrix_transpose, "torch.transpose"),
+        ("outer", renamed(linalg.build_outer, x1="a", x2="b"), "torch.mul"),
+        ("tensordot", renamed(linalg.build_tensordot, x1="a", x2="b"), "torch.tensordot"),
+        ("cross", renamed(linalg.build_cross, x1="a", x2="b"), "torch.linalg.cross"),
+        ("vecdot", linalg.vecdot("x1", "x2"), "torch.sum(conj*mul)"),
+        ("trace", linalg.build_linalg_trace, "torch.diagonal+sum"),
+        ("diagonal", linalg.build_linalg_diagonal, "torch.diagonal"),
+        ("cholesky", linalg.build_cholesky, "torch.linalg.cholesky"),
+        ("eigh", linalg.build_eigh, "torch.linalg.eigh"),
+        ("eigvalsh", linalg.build_eigvalsh, "torch.linalg.eigvalsh"),
+        ("matrix_power", linalg.build_matrix_power, "torch.linalg.matrix_power"),
+        ("matrix_rank", linalg.build_matrix_rank, "torch.linalg.matrix_rank"),
+        ("pinv", linalg.build_pinv, "torch.linalg.pinv"),
+        ("qr", linalg.build_qr, "torch.linalg.qr"),
+        ("slogdet", linalg.build_slogdet, "torch.linalg.slogdet"),
+        ("svd", linalg.build_svd, "torch.linalg.svd"),
+        ("svdvals", linalg.build_svdvals, "torch.linalg.svdvals")):
+    _fn(getattr(np.linalg, _name), _build, _torch_name, display=f"np.linalg.{_name}")
+for _name, _torch_fn in (("hfft", torch.fft.hfft), ("ihfft", torch.fft.ihfft)):
+    _fn(getattr(np.fft, _name), fft.fft_op(_torch_fn), _display(_torch_fn), "out", display=f"np.fft.{_name}")
 # Elementwise functions that are also ufuncs: np.abs(x) reaches the ufunc table directly.
 
 # ------------------------------------------------------------------ conversions
@@ -268,7 +305,7 @@ _method("flatten",   shape.build_reshape_to_result,           "torch.reshape", "
 _method("ravel",     shape.build_reshape_to_result,           "torch.reshape", "order=C")
 _method("transpose", shape.build_transpose,                   "torch.permute", names="a axes")
 _method("T",         shape.build_transpose,                   "torch.permute", names="a")
-_method("astype",    creation.build_astype,                   "Tensor.to", "order=* casting=* subok=* copy=*")
+_method("astype",    creation.astype(),                       "Tensor.to", "order=* casting=* subok=* copy=*")
 _method("fill",      creation.build_fill_method,              "torch.full_like", names="a value")
 _method("sort",      selection.build_sort,                    "torch.sort", "kind=*")
 _method("real",      creation.build_real,                     "torch.real", names="val")

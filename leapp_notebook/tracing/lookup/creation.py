@@ -66,9 +66,14 @@ def build_linspace(ctx: BuildContext) -> Any:
 
 
 
-@reads("a dtype")
-def build_astype(ctx: BuildContext) -> Any:
-    return ctx.to(ctx.tensor("a"), np.dtype(ctx.static("dtype")))
+def astype(array: str = "a") -> Callable[[BuildContext], Any]:
+    """x.astype(dtype) and np.astype(x, dtype): an explicit cast (NumPy's unsafe casting, as torch's)."""
+
+    @reads(f"{array} dtype")
+    def build(ctx: BuildContext) -> Any:
+        return ctx.to(ctx.tensor(array), np.dtype(ctx.static("dtype")))
+
+    return build
 
 
 @reads("a")

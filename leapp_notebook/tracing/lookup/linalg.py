@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -183,3 +184,129 @@ def build_solve(ctx: BuildContext) -> Any:
     if b.ndim > 1 and b.ndim == a.ndim - 1:
         tb = ctx.call(torch.broadcast_to, tb, a.shape[:-2] + b.shape)
     return ctx.call(torch.linalg.solve, ta, tb)
+
+
+@reads("x1 x2")
+def build_linalg_matmul(ctx: BuildContext) -> Any:
+    dtype = ctx.result_dtype
+    return _contract(ctx, torch.matmul, [ctx.tensor("x1", dtype), ctx.tensor("x2", dtype)])
+
+
+@reads("x offset dtype")
+def build_linalg_trace(ctx: BuildContext) -> Any:
+    """np.linalg.trace: the sum of the diagonals of the last two axes."""
+    want = np.dtype(ctx.static("dtype")) if ctx.given("dtype") else None
+    diag = ctx.call(torch.diagonal, ctx.tensor("x", want), int(ctx.static("offset", 0)), -2, -1)
+    return ctx.call(torch.sum, diag, -1)
+
+
+@reads("x offset")
+def build_linalg_diagonal(ctx: BuildContext) -> Any:
+    return ctx.call(torch.diagonal, ctx.tensor("x"), int(ctx.static("offset", 0)), -2, -1)
+
+
+def vecdot(first: str, second: str) -> Callable[[BuildContext], Any]:
+    """np.vecdot (a ufunc) / np.linalg.vecdot: ``sum(conj(x1) * x2)`` over ``axis`` of the broadcast operands."""
+
+    @reads(f"{first} {second} axis")
+    def build(ctx: BuildContext) -> Any:
+        dtype = ctx.result_dtype
+        ndim = max(np.ndim(ctx.eager[first]), np.ndim(ctx.eager[second]))
+        axis = int(ctx.static("axis", -1))
+        dim = axis if axis < 0 else axis - ndim
+        work = _I64 if dtype == _BOOL else dtype
+        a, b = ctx.tensor(first, work), ctx.tensor(second, work)
+        if dtype.kind == "c":
+            a = ctx.call(torch.conj_physical, a)
+        node = ctx.call(torch.sum, ctx.call(torch.mul, a, b), dim)
+        return ctx.call(torch.ne, node, 0) if dtype == _BOOL else node
+
+    return build
+
+
+def _float_input(ctx: BuildContext, name: str) -> Any:
+    """A linalg input in the dtype NumPy computes in (integers as float64)."""
+    dtype = _asarray(ctx.eager[name]).dtype
+    return ctx.tensor(name, np.dtype(np.float64) if dtype.kind in "biu" else None)
+
+
+def _pair(ctx: BuildContext, node: Any, count: int) -> list[Any]:
+    return [ctx.call(operator.getitem, node, i) for i in range(count)]
+
+
+@reads("a upper")
+def build_cholesky(ctx: BuildContext) -> Any:
+    return ctx.call(torch.linalg.cholesky, _float_input(ctx, "a"), upper=bool(ctx.static("upper", False)))
+
+
+@reads("a UPLO")
+def build_eigh(ctx: BuildContext) -> list[Any]:
+    """(eigenvalues, eigenvectors): both LAPACK's syevd/heevd, so the eigenvector signs agree with NumPy."""
+    return _pair(ctx, ctx.call(torch.linalg.eigh, _float_input(ctx, "a"), UPLO=ctx.static("UPLO", "L")), 2)
+
+
+@reads("a UPLO")
+def build_eigvalsh(ctx: BuildContext) -> Any:
+    return ctx.call(torch.linalg.eigvalsh, _float_input(ctx, "a"), UPLO=ctx.static("UPLO", "L"))
+
+
+@reads("a n")
+def build_matrix_power(ctx: BuildContext) -> Any:
+    if ctx.result_dtype == _BOOL:
+        raise Unsupported("torch has no CPU kernel for bool matrix_power")
+    return ctx.call(torch.linalg.matrix_power, ctx.tensor("a"), int(ctx.static("n")))
+
+
+@reads("A tol hermitian rtol")
+def build_matrix_rank(ctx: BuildContext) -> Any:
+    tol, rtol = ctx.static("tol"), ctx.static("rtol")
+    if np.ndim(tol) or np.ndim(rtol):
+        raise Unsupported("matrix_rank with a tolerance per matrix")
+    x = _float_input(ctx, "A")
+    return ctx.call(torch.linalg.matrix_rank, x, atol=None if tol is None else float(tol),
+                    rtol=None if rtol is None else float(rtol), hermitian=bool(ctx.static("hermitian", False)))
+
+
+@reads("a rcond hermitian rtol")
+def build_pinv(ctx: BuildContext) -> Any:
+    """NumPy's cutoff rule: ``rcond`` (default 1e-15), or ``rtol`` (None: max(M, N) * eps) times the
+    largest singular value; torch.linalg.pinv's ``rtol`` is the same rule."""
+    arr = _asarray(ctx.eager["a"])
+    rcond, rtol = ctx.static("rcond"), ctx.static("rtol", np._NoValue)
+    dtype = ctx.result_dtype
+    if rcond is None:
+        rcond = 1e-15 if rtol is np._NoValue else (
+            max(arr.shape[-2:]) * np.finfo(dtype).eps if rtol is None else rtol)
+    if np.ndim(rcond):
+        raise Unsupported("pinv with a cutoff per matrix")
+    return ctx.call(torch.linalg.pinv, ctx.tensor("a", dtype), rtol=float(rcond),
+                    hermitian=bool(ctx.static("hermitian", False)))
+
+
+@reads("a mode")
+def build_qr(ctx: BuildContext) -> Any:
+    mode = ctx.static("mode", "reduced")
+    if mode not in ("reduced", "complete", "r"):
+        raise Unsupported(f"qr mode={mode!r}")
+    node = ctx.call(torch.linalg.qr, _float_input(ctx, "a"), mode=mode)
+    return ctx.call(operator.getitem, node, 1) if mode == "r" else _pair(ctx, node, 2)
+
+
+@reads("a")
+def build_slogdet(ctx: BuildContext) -> list[Any]:
+    return _pair(ctx, ctx.call(torch.linalg.slogdet, _float_input(ctx, "a")), 2)
+
+
+@reads("a full_matrices compute_uv hermitian")
+def build_svd(ctx: BuildContext) -> Any:
+    if ctx.static("hermitian", False):
+        raise Unsupported("svd hermitian=True (NumPy takes an eigh route whose signs torch does not follow)")
+    x = _float_input(ctx, "a")
+    if not ctx.static("compute_uv", True):
+        return ctx.call(torch.linalg.svdvals, x)
+    return _pair(ctx, ctx.call(torch.linalg.svd, x, full_matrices=bool(ctx.static("full_matrices", True))), 3)
+
+
+@reads("x")
+def build_svdvals(ctx: BuildContext) -> Any:
+    return ctx.call(torch.linalg.svdvals, _float_input(ctx, "x"))

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .context import _BOOL, _F64, BuildContext, Unsupported, _asarray
+from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray
 from .normalize import _keepdims, _merge_dims, _one_axis, norm_axes
 from .row import reads
 
@@ -23,32 +23,20 @@ def _reduce_input(ctx: BuildContext, float_for_ints: bool) -> tuple[Any, np.ndar
     return ctx.tensor("a", want), arr
 
 
-def reduction(torch_fn: Any, *, float_for_ints: bool = False, ddof: bool = False,
-              values_only: bool = False, single_dim: bool = False) -> Callable[[BuildContext], Any]:
-    """sum/prod/mean/std/var/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op."""
+def reduction(torch_fn: Any, *, float_for_ints: bool = False, values_only: bool = False,
+              single_dim: bool = False) -> Callable[[BuildContext], Any]:
+    """sum/prod/mean/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op."""
 
-    @reads("a axis dtype keepdims ddof correction")
+    @reads("a axis dtype keepdims")
     def build(ctx: BuildContext) -> Any:
         x, arr = _reduce_input(ctx, float_for_ints)
         dims = norm_axes(ctx.static("axis"), arr.ndim)
         keep = _keepdims(ctx)
-        correction = None
-        if ddof:
-            # NumPy 2 spells ddof as the Array API's ``correction`` too (passing both raises eagerly).
-            correction = ctx.static("correction") if ctx.given("correction") else ctx.static("ddof", 0)
-            correction = correction or 0
         if dims == ():
-            # NumPy: axis=() reduces nothing (torch would reduce everything). For std/var each element
-            # is its own mean: 0 (nan for inf/nan), divided by max(1 - ddof, 0) like NumPy.
-            if not ddof:
-                return ctx.call(torch.clone, x)
-            deviation = ctx.call(torch.sub, x, x)
-            square = ctx.call(torch.mul, deviation, deviation)
-            var = ctx.call(torch.div, square, float(max(1 - correction, 0)))
-            return ctx.call(torch.sqrt, var) if torch_fn is torch.std else var
+            # NumPy: axis=() reduces nothing (torch would reduce everything).
+            return ctx.call(torch.clone, x)
         if arr.ndim == 0:
-            return ctx.call(torch_fn, x, correction=correction) if ddof else \
-                ctx.call(torch.clone, x) if values_only else ctx.call(torch_fn, x)
+            return ctx.call(torch.clone, x) if values_only else ctx.call(torch_fn, x)
         if dims is None:
             dims = tuple(range(arr.ndim))
         if single_dim and len(dims) > 1:
@@ -57,9 +45,41 @@ def reduction(torch_fn: Any, *, float_for_ints: bool = False, ddof: bool = False
             if keep:
                 node = ctx.call(torch.reshape, node, np.shape(ctx.result))
             return node
-        if ddof:
-            return ctx.call(torch_fn, x, dim=dims, correction=correction, keepdim=keep)
         return ctx.call(torch_fn, x, dim=dims[0] if single_dim else dims, keepdim=keep)
+
+    return build
+
+
+def variance(std: bool) -> Callable[[BuildContext], Any]:
+    """np.var/np.std by NumPy's own algorithm (numpy/_core/_methods.py ``_var``): the mean by a sum, the
+    squared deviations in the input's precision (so float32 overflows to inf where NumPy's does; torch.var's
+    Welford update would not), their sum divided by ``max(n - ddof, 0)``. ``correction`` is NumPy 2's name for
+    ``ddof``; ``mean=`` replaces the computed mean. ``axis=()`` reduces nothing: each element is its own mean."""
+
+    @reads("a axis dtype keepdims ddof correction mean")
+    def build(ctx: BuildContext) -> Any:
+        x, arr = _reduce_input(ctx, float_for_ints=True)
+        dims = norm_axes(ctx.static("axis"), arr.ndim)
+        dims = tuple(range(arr.ndim)) if dims is None else dims
+        keep = _keepdims(ctx)
+        ddof = ctx.static("correction") if ctx.given("correction") else ctx.static("ddof", 0)
+        count = int(np.prod([arr.shape[d] for d in dims]))
+
+        def total(node: Any, keepdim: bool) -> Any:
+            return node if dims == () else ctx.call(torch.sum, node, dim=dims, keepdim=keepdim)
+
+        if ctx.given("mean"):
+            mean = ctx.tensor("mean")
+        else:
+            mean = ctx.call(torch.div, total(x, True), float(count))
+        deviation = ctx.call(torch.sub, x, mean)
+        if _asarray(ctx.eager["a"]).dtype.kind == "c":
+            square = ctx.call(torch.add, ctx.call(torch.square, ctx.call(torch.real, deviation)),
+                              ctx.call(torch.square, ctx.call(torch.imag, deviation)))
+        else:
+            square = ctx.call(torch.mul, deviation, deviation)
+        node = ctx.call(torch.div, total(square, keep), float(max(count - (ddof or 0), 0)))
+        return ctx.call(torch.sqrt, node) if std else node
 
     return build
 
@@ -200,3 +220,35 @@ def build_diff(ctx: BuildContext) -> Any:
         after = [p for name, p in pieces if name == "append"]
         x = ctx.call(torch.cat, before + [x] + after, dim)
     return ctx.call(torch.diff, x, n, dim)
+
+
+def cumulative_api(torch_fn: Any, identity: int) -> Callable[[BuildContext], Any]:
+    """np.cumulative_sum/cumulative_prod (Array API): ``include_initial`` prepends the identity."""
+
+    @reads("x axis dtype include_initial")
+    def build(ctx: BuildContext) -> Any:
+        arr = _asarray(ctx.eager["x"])
+        want = np.dtype(ctx.static("dtype")) if ctx.given("dtype") else None
+        axis = ctx.static("axis")
+        dim = 0 if axis is None else norm_axes(axis, arr.ndim)[0]
+        node = ctx.call(torch_fn, ctx.tensor("x", want), dim=dim)
+        if not ctx.static("include_initial", False):
+            return node
+        # zeros of the result's dtype with length 1 along dim, also for an empty axis
+        initial = ctx.call(torch.zeros_like, ctx.call(torch.sum, node, dim=dim, keepdim=True))
+        if identity:
+            initial = ctx.call(torch.add, initial, identity)
+        return ctx.call(torch.cat, [initial, node], dim)
+
+    return build
+
+
+@reads("a axis keepdims")
+def build_count_nonzero(ctx: BuildContext) -> Any:
+    arr = _asarray(ctx.eager["a"])
+    dims = norm_axes(ctx.static("axis"), arr.ndim)
+    dims = tuple(range(arr.ndim)) if dims is None else dims
+    nonzero = ctx.call(torch.ne, ctx.tensor("a"), 0)
+    if dims == ():
+        return ctx.to(nonzero, _I64)
+    return ctx.call(torch.sum, nonzero, dim=dims, keepdim=_keepdims(ctx))

@@ -160,3 +160,18 @@ def _leapp_names() -> dict[str, set[str]]:
 
 
 LEAPP_NAMES = _leapp_names()
+
+
+def renamed(build: Callable[[BuildContext], Any], **names: str) -> Callable[[BuildContext], Any]:
+    """``build`` for a function spelling its arguments otherwise: ``renamed(build_outer, x1="a", x2="b")``
+    reads NumPy's ``x1``/``x2`` (np.linalg.outer) as the ``a``/``b`` the builder reads (np.outer)."""
+
+    def run(ctx: BuildContext) -> Any:
+        ctx.params = {names.get(k, k): v for k, v in ctx.params.items()}
+        ctx.eager = {names.get(k, k): v for k, v in ctx.eager.items()}
+        return build(ctx)
+
+    inner = getattr(build, "reads", frozenset())
+    run.reads = frozenset(names) | (inner - set(names.values()))  # type: ignore[attr-defined]
+    run.__name__ = getattr(build, "__name__", "build")
+    return run

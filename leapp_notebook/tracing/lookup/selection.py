@@ -203,3 +203,39 @@ def build_interp(ctx: BuildContext) -> Any:
     left = None if left is None else float(left)
     right = None if right is None else float(right)
     return ctx.call(torch_impl.interp, x, xp, fp, left, right)
+
+
+def _flat(ctx: BuildContext, name: str) -> Any:
+    return ctx.call(torch.reshape, ctx.tensor(name), (-1,))
+
+
+@reads("x")
+def build_unique_values(ctx: BuildContext) -> Any:
+    """Sorted unique values (a data-dependent length, as np.nonzero's); NaNs stay distinct in both."""
+    return ctx.call(torch.unique, _flat(ctx, "x"), sorted=True)
+
+
+@reads("x")
+def build_unique_counts(ctx: BuildContext) -> list[Any]:
+    node = ctx.call(torch.unique, _flat(ctx, "x"), sorted=True, return_counts=True)
+    return [ctx.call(operator.getitem, node, 0), ctx.call(operator.getitem, node, 1)]
+
+
+@reads("x")
+def build_unique_inverse(ctx: BuildContext) -> list[Any]:
+    node = ctx.call(torch.unique, _flat(ctx, "x"), sorted=True, return_inverse=True)
+    inverse = ctx.call(torch.reshape, ctx.call(operator.getitem, node, 1), np.shape(ctx.eager["x"]))
+    return [ctx.call(operator.getitem, node, 0), inverse]
+
+
+@reads("x")
+def build_unique_all(ctx: BuildContext) -> list[Any]:
+    """(values, first indices, inverse, counts): the first index of each value is the smallest position
+    its inverse index maps from (``scatter_reduce`` with ``amin``)."""
+    size = int(np.size(ctx.eager["x"]))
+    node = ctx.call(torch.unique, _flat(ctx, "x"), sorted=True, return_inverse=True, return_counts=True)
+    values, inverse, counts = (ctx.call(operator.getitem, node, i) for i in range(3))
+    start = ctx.call(torch.add, ctx.call(torch.zeros_like, counts), size)
+    positions = ctx.constant(np.arange(size, dtype=np.int64))
+    first = ctx.call(torch.scatter_reduce, start, 0, inverse, positions, "amin")
+    return [values, first, ctx.call(torch.reshape, inverse, np.shape(ctx.eager["x"])), counts]

@@ -247,3 +247,37 @@ def build_pad(ctx: BuildContext) -> Any:
             index = _pad_index(mode, arr.shape[dim], int(before), int(after))
             x = ctx.call(torch.index_select, x, dim, ctx.constant(index))
     return x
+
+
+@reads("x axis")
+def build_unstack(ctx: BuildContext) -> list[Any]:
+    """np.unstack: the sub-arrays along ``axis``, as a tuple."""
+    dim = norm_axes(ctx.static("axis", 0), np.ndim(ctx.eager["x"]))[0]
+    parts = ctx.call(torch.unbind, ctx.tensor("x"), dim)
+    return [ctx.call(operator.getitem, parts, i) for i in range(len(ctx.result))]
+
+
+@reads("args")
+def build_broadcast_arrays(ctx: BuildContext) -> list[Any]:
+    return [ctx.call(torch.broadcast_to, ctx.as_tensor(a, e), np.shape(r))
+            for a, e, r in zip(ctx.params["args"], ctx.eager["args"], ctx.result, strict=True)]
+
+
+@reads("x")
+def build_matrix_transpose(ctx: BuildContext) -> Any:
+    return ctx.call(torch.transpose, ctx.tensor("x"), -2, -1)
+
+
+@reads("xi sparse indexing")
+def build_meshgrid(ctx: BuildContext) -> list[Any]:
+    """np.meshgrid: each input flattened, laid along its own axis (the first two swapped for ``'xy'``)."""
+    arrays, eagers = ctx.params["xi"], ctx.eager["xi"]
+    ndim = len(arrays)
+    swap = ctx.static("indexing", "xy") == "xy" and ndim > 1
+    nodes = []
+    for i, (a, e, r) in enumerate(zip(arrays, eagers, ctx.result, strict=True)):
+        shape = [1] * ndim
+        shape[(1 - i if i < 2 else i) if swap else i] = -1
+        node = ctx.call(torch.reshape, ctx.as_tensor(a, e), tuple(shape))
+        nodes.append(ctx.call(torch.broadcast_to, node, np.shape(r)))
+    return nodes
