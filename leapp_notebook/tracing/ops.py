@@ -75,10 +75,31 @@ _SPECIAL_UFUNCS: dict[str, tuple[Builder, str]] = {
 _UFUNC_REJECTS = rejects("where=True casting=same_kind order=C,K,A,F subok=True signature")
 
 
+# Rows exact modulo 2**64 when computed in int64: uint64 operands compute there (lookup/context.py,
+# compute_dtype); any other row refuses uint64 (torch has few uint64 kernels: comparisons, //, max, sort).
+_UINT64_WRAP = {
+    "add", "subtract", "multiply", "negative", "positive", "invert", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "left_shift", "equal", "not_equal", "square", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "isfinite", "isinf", "isnan", "conjugate", "matmul", "vecdot",
+    "sum", "prod", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "count_nonzero", "diff",
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
+    "atleast_3d", "broadcast_to", "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90", "concatenate",
+    "stack", "vstack", "hstack", "dstack", "column_stack", "append", "split", "array_split", "unstack",
+    "broadcast_arrays", "meshgrid", "matrix_transpose", "where", "nonzero", "argwhere", "take", "take_along_axis",
+    "dot", "inner", "vdot", "outer", "tensordot", "einsum", "trace", "diagonal", "diag", "tril", "triu",
+    "copy", "astype", "zeros_like", "ones_like", "empty_like", "full_like", "real", "imag",
+    "flatten", "T", "asarray", "array",
+}
+
+
+def _uint64(name: str) -> str:
+    return "wrap" if name in _UINT64_WRAP else ""
+
+
 def _ufunc(uf: np.ufunc, build: Builder, torch_name: str) -> None:
     UFUNC_ROWS[uf] = Row(uf, f"np.{uf.__name__}", torch_name, build,
                          tuple(f"x{i}" for i in range(uf.nin)) + ("out",),
-                         uf.__name__ in LEAPP_NAMES["ufuncs"], "ufunc", _UFUNC_REJECTS)
+                         uf.__name__ in LEAPP_NAMES["ufuncs"], "ufunc", _UFUNC_REJECTS, _uint64(uf.__name__))
 
 
 for _name, _torch_fn in _UFUNCS.items():
@@ -87,7 +108,8 @@ for _name, (_build, _torch_name) in _SPECIAL_UFUNCS.items():
     _ufunc(getattr(np, _name), _build, _torch_name)
 # np.vecdot is a generalized ufunc (NumPy 2): its core axis is chosen by axis=.
 UFUNC_ROWS[np.vecdot] = Row(np.vecdot, "np.vecdot", "torch.sum(conj*mul)", linalg.vecdot("x0", "x1"),
-                            ("x0", "x1", "out"), False, "ufunc", {**_UFUNC_REJECTS, "axes": (), "keepdims": (False,)})
+                            ("x0", "x1", "out"), False, "ufunc", {**_UFUNC_REJECTS, "axes": (), "keepdims": (False,)},
+                            "wrap")
 
 # ufunc.reduce calls that ndarray methods make internally (x.prod(), x.all()) map to reductions.
 REDUCE_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
@@ -103,7 +125,8 @@ def _fn(func: Any, build: Builder, torch_name: str, refuses: str = "", *, displa
     leapp = func.__name__ in LEAPP_NAMES["functions"] and display is None
     bound = tuple(names.split()) if names is not None else positional_names(func)
     assert bound is not None, f"{numpy_name} has no signature: pass names="
-    FUNCTION_ROWS[func] = Row(func, numpy_name, torch_name, build, bound, leapp, "function", rejects(refuses))
+    FUNCTION_ROWS[func] = Row(func, numpy_name, torch_name, build, bound, leapp, "function", rejects(refuses),
+                              _uint64(numpy_name.rsplit(".", 1)[-1]))
 
 
 # ------------------------------------------------------------------ the function table
@@ -264,8 +287,9 @@ for _name, _torch_fn in (("hfft", torch.fft.hfft), ("ihfft", torch.fft.ihfft)):
 # np.asarray/np.array, so LEAPP 0.7.2 records these (docs/leapp-0.7.2-behaviour.md).
 CONVERSION_ROWS = {
     "asarray": Row("asarray", "np.asarray", "torch.clone / .to", creation.build_asarray, ("a", "dtype"), True,
-                   "function"),
-    "array": Row("array", "np.array", "torch.clone / .to", creation.build_asarray, ("a", "dtype"), True, "function"),
+                   "function", uint64="wrap"),
+    "array": Row("array", "np.array", "torch.clone / .to", creation.build_asarray, ("a", "dtype"), True, "function",
+                 uint64="wrap"),
     "array_of_values": Row("array_of_values", "np.array([...])", "torch.cat+reshape", creation.build_stack_of_values,
                            ("object", "dtype"), False, "function"),
 }
@@ -282,7 +306,7 @@ def _method(name: str, build: Builder, torch_name: str, refuses: str = "", *, na
     else:
         bound = tuple(names.split())
     METHOD_ROWS[name] = Row(name, f"ndarray.{name}", torch_name, build, bound,
-                            name in LEAPP_NAMES["array methods"], "method", rejects(refuses))
+                            name in LEAPP_NAMES["array methods"], "method", rejects(refuses), _uint64(name))
 
 
 # Methods computing what a function row computes share its builder and its refused arguments.
@@ -298,7 +322,7 @@ for _mname, _func in [("sum", np.sum), ("prod", np.prod), ("mean", np.mean), ("s
     # x.dot(other) is np.dot(x, b)): bound by the function's names, as leapp_defects.py reads them.
     _names = _row.names[:len(positional_names(getattr(np.ndarray, _mname)))]
     METHOD_ROWS[_mname] = Row(_mname, f"ndarray.{_mname}", _row.torch, _row.build, _names,
-                              _mname in LEAPP_NAMES["array methods"], "method", _row.rejects)
+                              _mname in LEAPP_NAMES["array methods"], "method", _row.rejects, _row.uint64)
 # TracedArray passes reshape's shape and transpose's axes as one normalized argument.
 _method("reshape",   shape.build_reshape_to_result,           "torch.reshape", "order=C copy=*", names="a shape")
 _method("flatten",   shape.build_reshape_to_result,           "torch.reshape", "order=C")

@@ -41,6 +41,8 @@ _TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
+_U64 = np.dtype(np.uint64)
+_WIDER = {np.dtype(np.uint16): np.dtype(np.int32), np.dtype(np.uint32): _I64}
 # NumPy's own asarray: while a cell runs the tracer patches np.asarray (trace.py), and builders work on
 # plain eager values, so they skip the patched wrapper.
 _asarray = np.asarray
@@ -143,10 +145,29 @@ class BuildContext:
     def as_tensor(self, value: Any, eager: Any, dtype: np.dtype | None = None) -> Any:
         graph = self.graph_value(value)
         if not isinstance(graph, torch.fx.Node):
-            # Python scalars and lists become constants of NumPy's dtype for them.
-            return self.constant(_asarray(eager, dtype=dtype) if dtype is not None else _asarray(eager))
+            # Python scalars and lists become constants of NumPy's dtype for them (in the dtype torch computes
+            # that dtype in, see compute_dtype).
+            array = _asarray(eager, dtype=dtype) if dtype is not None else _asarray(eager)
+            work = self.compute_dtype(array.dtype)
+            return self.constant(array if work == array.dtype else array.astype(work))
         have = eager.dtype if hasattr(eager, "dtype") else _asarray(eager).dtype
-        return self.cast(graph, have, dtype)
+        return self.cast(graph, have, have if dtype is None else dtype)
+
+    def compute_dtype(self, dtype: np.dtype) -> np.dtype:
+        """The dtype the graph computes a NumPy ``dtype`` in. torch has CPU kernels for few uint16/32/64 ops
+        (add, comparisons, max, sort all raise), so those compute in the next wider signed dtype, where every
+        value fits and wrap-around agrees modulo 2**bits; the session's dtype pass casts the result back.
+        uint64 has no wider dtype: rows whose arithmetic is exact modulo 2**64 (``uint64="wrap"`` on the row:
+        +, -, *, bitwise, data movement) compute in int64; any other is refused."""
+        wider = _WIDER.get(dtype)
+        if wider is not None:
+            return wider
+        if dtype == _U64:
+            if self.extra.get("uint64") != "wrap":
+                raise Unsupported(f"torch has no CPU kernel for uint64 {self._name.split('.')[-1]} and int64 is no "
+                                  "exact route for it: a graph recording it would raise")
+            return _I64
+        return dtype
 
     def scalar_or_tensor(self, name: str, dtype: np.dtype | None = None) -> Any:
         """A Python scalar stays a scalar (weak, as NEP 50 treats it); arrays become tensors."""
@@ -156,13 +177,17 @@ class BuildContext:
         return self.tensor(name, dtype)
 
     def cast(self, node: Any, have: np.dtype, want: np.dtype | None) -> Any:
-        if want is None or have == want:
+        """``node`` (of NumPy dtype ``have``) in the dtype the graph computes ``want`` in."""
+        if want is None:
             return node
-        return self.emit("call_method", "to", (node, torch_dtype(want)))
+        work = self.compute_dtype(want)
+        if have == work:
+            return node
+        return self.emit("call_method", "to", (node, torch_dtype(work)))
 
     def to(self, node: Any, want: np.dtype) -> Any:
         """An explicit cast of a value whose torch dtype differs from ``want``."""
-        return self.emit("call_method", "to", (node, torch_dtype(want)))
+        return self.emit("call_method", "to", (node, torch_dtype(self.compute_dtype(want))))
 
     def to_result_dtype(self, node: Any, torch_result_dtype: np.dtype | None) -> Any:
         """Cast ``node`` to the eager result's dtype when the dtype torch computes in is known to differ.

@@ -71,7 +71,10 @@ def astype(array: str = "a") -> Callable[[BuildContext], Any]:
 
     @reads(f"{array} dtype")
     def build(ctx: BuildContext) -> Any:
-        return ctx.to(ctx.tensor(array), np.dtype(ctx.static("dtype")))
+        # cast from the argument itself (not from its computing dtype: uint64 computes in int64)
+        want = np.dtype(ctx.static("dtype"))
+        node = ctx.tensor(array, want)
+        return ctx.call(torch.clone, node) if want == _asarray(ctx.eager[array]).dtype else node
 
     return build
 
@@ -96,10 +99,7 @@ def build_imag(ctx: BuildContext) -> Any:
 @reads("a dtype")
 def build_asarray(ctx: BuildContext) -> Any:
     want = ctx.static("dtype")
-    x = ctx.tensor("a")
-    if want is not None and np.dtype(want) != _asarray(ctx.eager["a"]).dtype:
-        return ctx.to(x, np.dtype(want))
-    return ctx.call(torch.clone, x)
+    return ctx.call(torch.clone, ctx.tensor("a", None if want is None else np.dtype(want)))
 
 
 @reads("object dtype")

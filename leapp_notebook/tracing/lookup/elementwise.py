@@ -46,6 +46,16 @@ def _int_division(ctx: BuildContext, torch_fn: Any, a: Any, b: Any) -> Any:
     return ctx.call(torch.where, zero, ctx.call(torch.zeros_like, safe), ctx.call(torch_fn, a, safe))
 
 
+# torch has no complex kernel for these; NumPy applies them to the real and imaginary parts.
+_COMPLEX_PARTS = frozenset({torch.round, torch.ceil, torch.floor, torch.trunc})
+
+
+def _complex_parts(ctx: BuildContext, torch_fn: Any, z: Any, **kwargs: Any) -> Any:
+    real = ctx.call(torch_fn, ctx.call(torch.real, z), **kwargs)
+    imag = ctx.call(torch_fn, ctx.call(torch.imag, z), **kwargs)
+    return ctx.call(torch.complex, real, imag)
+
+
 def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
     """A ufunc: operands cast to NumPy's loop dtype so torch computes in the same precision."""
     scalars_ok = torch_fn in _SCALAR_OK
@@ -66,6 +76,10 @@ def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
             node = _contract(ctx, torch.matmul, args)
         elif int_division and first.kind in "iu":
             node = _int_division(ctx, torch_fn, *args)
+        elif first.kind == "c" and torch_fn in _COMPLEX_PARTS:
+            node = _complex_parts(ctx, torch_fn, args[0])
+        elif first.kind == "c" and torch_fn is torch.sign:
+            node = ctx.call(torch.sgn, args[0])  # NumPy 2: z / |z|; torch.sign refuses complex
         else:
             node = ctx.emit("call_function", torch_fn, tuple(args))
         return ctx.to_result_dtype(node, loop[nin])

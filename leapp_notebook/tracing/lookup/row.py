@@ -69,13 +69,15 @@ class Checked:
     """A row's builder behind its argument check: passed arguments the builder does not read and the row
     does not declare harmless are refused (``Unsupported``) before anything is recorded."""
 
-    __slots__ = ("raw", "reads", "rejects")
+    __slots__ = ("raw", "reads", "rejects", "uint64")
 
-    def __init__(self, raw: Callable[[BuildContext], Any], rejects: Mapping[str, tuple[Any, ...]]):
+    def __init__(self, raw: Callable[[BuildContext], Any], rejects: Mapping[str, tuple[Any, ...]],
+                 uint64: str = ""):
         self.raw = raw
         # A builder without a declaration (a test's stand-in) reads whatever it is given.
         self.reads = getattr(raw, "reads", None)
         self.rejects = rejects
+        self.uint64 = uint64
 
     def __call__(self, ctx: BuildContext) -> Any:
         known, rejected = self.reads, self.rejects
@@ -87,6 +89,8 @@ class Checked:
             allowed = rejected.get(name, ())
             if not _harmless(value, allowed):
                 raise Unsupported(f"argument {name}={_short(value)} is not recorded")
+        if self.uint64:
+            ctx.extra["uint64"] = self.uint64
         return self.raw(ctx)
 
 
@@ -96,7 +100,8 @@ class Row:
 
     ``build`` is the builder behind the row's argument check (:class:`Checked`); ``rejects`` maps the
     arguments the builder does not implement to the values that are harmless (any other is refused).
-    ``dtypes`` notes dtypes the row refuses by design (documentation; ``docs/lookup.md``).
+    ``uint64="wrap"``: the row's arithmetic is exact modulo 2**64 in int64, so uint64 computes there (torch has
+    few uint64 kernels); other rows refuse uint64 operands.
     """
 
     key: Any
@@ -107,10 +112,11 @@ class Row:
     leapp: bool
     kind: str  # "ufunc" | "function" | "method"
     rejects: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    uint64: str = ""  # "wrap": exact modulo 2**64 when computed in int64 (BuildContext.compute_dtype)
 
     def __post_init__(self) -> None:
         raw = self.build.raw if isinstance(self.build, Checked) else self.build
-        object.__setattr__(self, "build", Checked(raw, self.rejects))
+        object.__setattr__(self, "build", Checked(raw, self.rejects, self.uint64))
 
     @property
     def reads(self) -> frozenset[str] | None:

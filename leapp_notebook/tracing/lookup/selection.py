@@ -10,6 +10,7 @@ import torch
 
 from .. import torch_impl
 from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray, _derived
+from .elementwise import _complex_parts
 from .normalize import norm_axes
 from .row import reads
 
@@ -85,6 +86,8 @@ def build_clip(ctx: BuildContext) -> Any:
     for legacy, name in (("a_min", "min"), ("a_max", "max")):
         key = legacy if ctx.given(legacy) else name
         bounds.append(ctx.scalar_or_tensor(key, dtype) if ctx.given(key) else None)
+    if bounds == [None, None]:
+        return ctx.call(torch.clone, x)  # NumPy 2 clips nothing; torch.clamp wants a bound
     # NumPy computes minimum(maximum(a, lo), hi); so does clamp, including when lo > hi.
     return ctx.call(torch.clamp, x, *bounds)
 
@@ -97,9 +100,10 @@ def build_round(ctx: BuildContext) -> Any:
         if decimals >= 0:
             return ctx.call(torch.clone, ctx.tensor("a"))
         raise Unsupported("rounding integers to negative decimals")
-    if decimals == 0:
-        return ctx.call(torch.round, ctx.tensor("a"))
-    return ctx.call(torch.round, ctx.tensor("a"), decimals=decimals)
+    extra = {"decimals": decimals} if decimals else {}
+    if arr.dtype.kind == "c":
+        return _complex_parts(ctx, torch.round, ctx.tensor("a"), **extra)
+    return ctx.call(torch.round, ctx.tensor("a"), **extra)
 
 
 @reads("x")
