@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .context import _BOOL, BuildContext
+from .context import _BOOL, BuildContext, Unsupported
 from .normalize import _X, _contract, _loop_dtypes
 from .row import reads
 
@@ -46,14 +46,51 @@ def _int_division(ctx: BuildContext, torch_fn: Any, a: Any, b: Any) -> Any:
     return ctx.call(torch.where, zero, ctx.call(torch.zeros_like, safe), ctx.call(torch_fn, a, safe))
 
 
-# torch has no complex kernel for these; NumPy applies them to the real and imaginary parts.
-_COMPLEX_PARTS = frozenset({torch.round, torch.ceil, torch.floor, torch.trunc})
+# torch has no complex kernel for these (or, for neg, one that loses signed zeros); NumPy applies them to the
+# real and imaginary parts.
+_COMPLEX_PARTS = frozenset({torch.round, torch.ceil, torch.floor, torch.trunc, torch.neg})
+# torch kernels that map a nan first operand to 0 where NumPy keeps nan.
+_NAN_DROPPED = frozenset({torch.sign, torch.heaviside})
+# torch's complex kernels that differ from NumPy's at signed zeros and infinities (acos(0j) is pi/2 + 0j, NumPy's
+# pi/2 - 0j; log1p(-0j), 1/0j, sign(inf j)): refused for complex operands.
+_COMPLEX_SPECIAL_VALUES = frozenset({torch.acos, torch.log1p, torch.reciprocal, torch.sign})
 
 
 def _complex_parts(ctx: BuildContext, torch_fn: Any, z: Any, **kwargs: Any) -> Any:
     real = ctx.call(torch_fn, ctx.call(torch.real, z), **kwargs)
     imag = ctx.call(torch_fn, ctx.call(torch.imag, z), **kwargs)
     return ctx.call(torch.complex, real, imag)
+
+
+# x > -3 for uint8 x: NumPy 2 compares with the Python int's true value (always True); torch would wrap -3
+# into the dtype (253). The comparison's answer is then the same for every element.
+# (answer when the int is the second operand and above the range, when below it)
+_COMPARISONS = {torch.eq: (False, False), torch.ne: (True, True), torch.lt: (True, False), torch.le: (True, False),
+                torch.gt: (False, True), torch.ge: (False, True)}
+
+
+def _out_of_range_comparison(ctx: BuildContext, torch_fn: Any, loop: np.dtype) -> Any:
+    """A comparison with a Python int outside the integer loop dtype's range: a constant bool array of the
+    broadcast shape (``None`` when no operand is out of range)."""
+    info = np.iinfo(loop)
+    for i, name in enumerate(("x0", "x1")):
+        value = ctx.eager[name]
+        if type(value) is not int or info.min <= value <= info.max:
+            continue
+        above = value > info.max
+        too_big_second, too_small_second = _COMPARISONS[torch_fn]  # the int as first operand swaps sides
+        if torch_fn in (torch.eq, torch.ne):
+            answer = too_big_second
+        elif i == 1:
+            answer = too_big_second if above else too_small_second
+        else:
+            answer = too_small_second if above else too_big_second
+        other = ctx.tensor("x1" if i == 0 else "x0")
+        shape = np.shape(ctx.result)
+        fill = ctx.call(torch.full_like, other, answer, dtype=torch.bool)
+        return ctx.call(torch.broadcast_to, fill, shape) if np.shape(ctx.eager["x1" if i == 0 else "x0"]) != shape \
+            else fill
+    return None
 
 
 def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
@@ -68,18 +105,35 @@ def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
         nin = ufunc.nin
         eager = ctx.eager
         loop = _loop_dtypes(ufunc, eager, eager.get("dtype"))
+        if torch_fn in _COMPARISONS and loop[0].kind in "iu":
+            settled = _out_of_range_comparison(ctx, torch_fn, loop[0])
+            if settled is not None:
+                return settled
         args = _ufunc_operands(ctx, scalars_ok, loop, nin)
         first = loop[0]
         if first is _BOOL and bool_identity:
             node = ctx.call(torch.clone, args[0])
         elif first is _BOOL and torch_fn is torch.matmul:
             node = _contract(ctx, torch.matmul, args)
+        elif torch_fn is torch.pow and first.kind in "iu" and type(args[1]) is int and args[1] < 0:
+            # NumPy raises for a non-empty array; torch raises even for an empty one (the graph would too)
+            raise Unsupported("integers to a negative integer power")
         elif int_division and first.kind in "iu":
             node = _int_division(ctx, torch_fn, *args)
         elif first.kind == "c" and torch_fn in _COMPLEX_PARTS:
             node = _complex_parts(ctx, torch_fn, args[0])
-        elif first.kind == "c" and torch_fn is torch.sign:
-            node = ctx.call(torch.sgn, args[0])  # NumPy 2: z / |z|; torch.sign refuses complex
+        elif first.kind == "c" and torch_fn in _COMPLEX_SPECIAL_VALUES:
+            raise Unsupported(f"torch's complex {ufunc.__name__} differs from NumPy's at signed zeros and "
+                              "infinities")
+        elif first.kind == "f" and torch_fn is torch.remainder:
+            # NumPy gives a zero remainder the divisor's sign (remainder(-0.0, 2) is +0.0); torch keeps a's
+            node = ctx.call(torch.remainder, *args)
+            signed_zero = ctx.call(torch.copysign, ctx.call(torch.zeros_like, node), args[1])
+            node = ctx.call(torch.where, ctx.call(torch.eq, node, 0), signed_zero, node)
+        elif first.kind == "f" and torch_fn in _NAN_DROPPED:
+            # torch.sign(nan) and torch.heaviside(nan, h) are 0; NumPy's are nan
+            node = ctx.call(torch.where, ctx.call(torch.isnan, args[0]), args[0],
+                            ctx.emit("call_function", torch_fn, tuple(args)))
         else:
             node = ctx.emit("call_function", torch_fn, tuple(args))
         return ctx.to_result_dtype(node, loop[nin])

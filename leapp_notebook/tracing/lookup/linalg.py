@@ -277,9 +277,9 @@ def build_pinv(ctx: BuildContext) -> Any:
     if rcond is None:
         rcond = 1e-15 if rtol is np._NoValue else (
             max(arr.shape[-2:]) * np.finfo(dtype).eps if rtol is None else rtol)
-    if np.ndim(rcond):
-        raise Unsupported("pinv with a cutoff per matrix")
-    return ctx.call(torch.linalg.pinv, ctx.tensor("a", dtype), rtol=float(rcond),
+    # a cutoff per matrix broadcasts against the batch, as in NumPy
+    cutoff = float(rcond) if np.ndim(rcond) == 0 else ctx.constant(np.asarray(rcond, dtype=np.finfo(dtype).dtype))
+    return ctx.call(torch.linalg.pinv, ctx.tensor("a", dtype), rtol=cutoff,
                     hermitian=bool(ctx.static("hermitian", False)))
 
 

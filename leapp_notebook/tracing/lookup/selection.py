@@ -85,7 +85,13 @@ def build_clip(ctx: BuildContext) -> Any:
     bounds = []
     for legacy, name in (("a_min", "min"), ("a_max", "max")):
         key = legacy if ctx.given(legacy) else name
-        bounds.append(ctx.scalar_or_tensor(key, dtype) if ctx.given(key) else None)
+        bound = ctx.scalar_or_tensor(key, dtype) if ctx.given(key) else None
+        if type(bound) is int and dtype.kind in "iu":
+            # NumPy clips with a Python int outside the dtype's range as with the range's end; torch would
+            # wrap it into the dtype (-100 as uint8 is 156).
+            info = np.iinfo(dtype)
+            bound = min(max(bound, int(info.min)), int(info.max))
+        bounds.append(bound)
     if bounds == [None, None]:
         return ctx.call(torch.clone, x)  # NumPy 2 clips nothing; torch.clamp wants a bound
     # NumPy computes minimum(maximum(a, lo), hi); so does clamp, including when lo > hi.

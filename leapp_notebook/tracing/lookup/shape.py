@@ -16,18 +16,43 @@ from .row import reads
 
 @reads("a shape newshape")
 def build_reshape_to_result(ctx: BuildContext) -> Any:
-    """Shape-only ops whose result is the input's data in C order: a reshape to NumPy's result shape."""
-    return ctx.call(torch.reshape, ctx.tensor("a"), np.shape(ctx.result))
+    """Shape-only ops whose result is the input's data in C order: a reshape to NumPy's result shape, with the
+    user's ``-1`` kept (``x.reshape(-1)``, ``ravel``, ``flatten``), so a value of data-dependent length (a
+    masked selection) still reshapes on other inputs."""
+    shape = ctx.static("shape") if ctx.given("shape") else None
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    result = np.shape(ctx.result)
+    if shape is None and len(result) == 1:
+        target: tuple[int, ...] = (-1,)
+    elif shape is not None and any(int(s) == -1 for s in shape):
+        target = tuple(int(s) for s in shape)
+    else:
+        target = result
+    return ctx.call(torch.reshape, ctx.tensor("a"), target)
+
+
+def _at_least(ctx: BuildContext, value: Any, eager: Any, ndim: int) -> Any:
+    """np.atleast_Nd of one array by unsqueezing (NumPy's own placement), so no length is fixed."""
+    x = ctx.as_tensor(value, eager)
+    have = np.ndim(eager)
+    if have >= ndim:
+        return ctx.call(torch.clone, x)
+    if have == 0:
+        return ctx.call(torch.reshape, x, (1,) * ndim)
+    if have == 1:
+        x = ctx.call(torch.unsqueeze, x, 0)  # (N,) -> (1, N) [-> (1, N, 1)]
+        return ctx.call(torch.unsqueeze, x, -1) if ndim == 3 else x
+    return ctx.call(torch.unsqueeze, x, -1)  # (M, N) -> (M, N, 1)
 
 
 @reads("arys")
 def build_atleast(ctx: BuildContext) -> Any:
-    """np.atleast_1d/2d/3d: a reshape of each argument; several arguments give a tuple."""
+    """np.atleast_1d/2d/3d; several arguments give a tuple."""
     arrays, eagers = ctx.params["arys"], ctx.eager["arys"]
-    if len(arrays) == 1:
-        return ctx.call(torch.reshape, ctx.as_tensor(arrays[0], eagers[0]), np.shape(ctx.result))
-    return [ctx.call(torch.reshape, ctx.as_tensor(a, e), np.shape(r))
-            for a, e, r in zip(arrays, eagers, ctx.result, strict=True)]
+    results = ctx.result if len(arrays) > 1 else (ctx.result,)
+    nodes = [_at_least(ctx, a, e, np.ndim(r)) for a, e, r in zip(arrays, eagers, results, strict=True)]
+    return nodes if len(arrays) > 1 else nodes[0]
 
 
 @reads("a axes")
@@ -68,7 +93,10 @@ def build_expand_dims(ctx: BuildContext) -> Any:
     if isinstance(axis, (int, np.integer)):
         out_ndim = np.ndim(ctx.eager["a"]) + 1
         return ctx.call(torch.unsqueeze, ctx.tensor("a"), int(axis) % out_ndim)
-    return ctx.call(torch.reshape, ctx.tensor("a"), np.shape(ctx.result))
+    x = ctx.tensor("a")
+    for dim in sorted(norm_axes(axis, np.ndim(ctx.result))):
+        x = ctx.call(torch.unsqueeze, x, dim)
+    return x
 
 
 @reads("m axis")
@@ -117,9 +145,16 @@ def build_tile(ctx: BuildContext) -> Any:
 @reads("a repeats axis")
 def build_repeat(ctx: BuildContext) -> Any:
     arr = _asarray(ctx.eager["a"])
-    repeats = _static_int(ctx.static("repeats"))
     x = ctx.tensor("a")
     x, dim = _flat_or_dim(ctx, x, ctx.static("axis"), arr.ndim)
+    if _derived(ctx.params["repeats"]):
+        # traced counts: a data-dependent length, recorded as np.nonzero's is (repeat_interleave with a tensor)
+        length = arr.size if ctx.static("axis") is None else arr.shape[dim]
+        counts = ctx.call(torch.reshape, ctx.tensor("repeats", np.dtype(np.int64)), (-1,))
+        if np.size(ctx.eager["repeats"]) == 1 and length != 1:
+            counts = ctx.call(torch.broadcast_to, counts, (length,))
+        return ctx.call(torch.repeat_interleave, x, counts, dim)
+    repeats = _static_int(ctx.static("repeats"))
     if isinstance(repeats, tuple):
         if len(repeats) == 1:
             repeats = repeats[0]
