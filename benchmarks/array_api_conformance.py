@@ -23,7 +23,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT.parent / "shared" / "third_party" / "array-api-tests"
+# ../shared/third_party from the repository root (or from a worktree's parent folders)
+SUITE = next((p / "shared" / "third_party" / "array-api-tests" for p in ROOT.parents
+              if (p / "shared" / "third_party" / "array-api-tests").is_dir()),
+             ROOT.parent / "shared" / "third_party" / "array-api-tests")
 TRACED_MODULE = "exec('import benchmarks.array_api_traced as m; xp = m.namespace()')"
 KINDS = ("faithful", "reported", "refused", "silent")
 

@@ -80,7 +80,7 @@ _UFUNC_REJECTS = rejects("where=True casting=same_kind order=C,K,A,F subok=True 
 _UINT64_WRAP = {
     "add", "subtract", "multiply", "negative", "positive", "invert", "bitwise_and", "bitwise_or", "bitwise_xor",
     "left_shift", "equal", "not_equal", "square", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "isfinite", "isinf", "isnan", "conjugate", "matmul", "vecdot",
+    "isfinite", "isinf", "isnan", "conjugate", "matmul", "vecdot", "all", "any",
     "sum", "prod", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "count_nonzero", "diff",
     "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
     "atleast_3d", "broadcast_to", "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90", "concatenate",
@@ -92,6 +92,14 @@ _UINT64_WRAP = {
 }
 
 
+# Rows that compare values: torch has no complex ordering (NumPy's is lexicographic), so complex is refused.
+_ORDERS = {
+    "greater", "greater_equal", "less", "less_equal", "maximum", "minimum", "fmax", "fmin", "max", "min", "amax",
+    "amin", "argmax", "argmin", "sort", "argsort", "clip", "searchsorted", "ptp", "median", "quantile",
+    "percentile", "unique_values", "unique_counts", "unique_inverse", "unique_all",
+}
+
+
 def _uint64(name: str) -> str:
     return "wrap" if name in _UINT64_WRAP else ""
 
@@ -99,7 +107,8 @@ def _uint64(name: str) -> str:
 def _ufunc(uf: np.ufunc, build: Builder, torch_name: str) -> None:
     UFUNC_ROWS[uf] = Row(uf, f"np.{uf.__name__}", torch_name, build,
                          tuple(f"x{i}" for i in range(uf.nin)) + ("out",),
-                         uf.__name__ in LEAPP_NAMES["ufuncs"], "ufunc", _UFUNC_REJECTS, _uint64(uf.__name__))
+                         uf.__name__ in LEAPP_NAMES["ufuncs"], "ufunc", _UFUNC_REJECTS, _uint64(uf.__name__),
+                         uf.__name__ in _ORDERS)
 
 
 for _name, _torch_fn in _UFUNCS.items():
@@ -125,8 +134,9 @@ def _fn(func: Any, build: Builder, torch_name: str, refuses: str = "", *, displa
     leapp = func.__name__ in LEAPP_NAMES["functions"] and display is None
     bound = tuple(names.split()) if names is not None else positional_names(func)
     assert bound is not None, f"{numpy_name} has no signature: pass names="
+    short = numpy_name.rsplit(".", 1)[-1]
     FUNCTION_ROWS[func] = Row(func, numpy_name, torch_name, build, bound, leapp, "function", rejects(refuses),
-                              _uint64(numpy_name.rsplit(".", 1)[-1]))
+                              _uint64(short), short in _ORDERS)
 
 
 # ------------------------------------------------------------------ the function table
@@ -306,7 +316,8 @@ def _method(name: str, build: Builder, torch_name: str, refuses: str = "", *, na
     else:
         bound = tuple(names.split())
     METHOD_ROWS[name] = Row(name, f"ndarray.{name}", torch_name, build, bound,
-                            name in LEAPP_NAMES["array methods"], "method", rejects(refuses), _uint64(name))
+                            name in LEAPP_NAMES["array methods"], "method", rejects(refuses), _uint64(name),
+                            name in _ORDERS)
 
 
 # Methods computing what a function row computes share its builder and its refused arguments.
@@ -322,7 +333,8 @@ for _mname, _func in [("sum", np.sum), ("prod", np.prod), ("mean", np.mean), ("s
     # x.dot(other) is np.dot(x, b)): bound by the function's names, as leapp_defects.py reads them.
     _names = _row.names[:len(positional_names(getattr(np.ndarray, _mname)))]
     METHOD_ROWS[_mname] = Row(_mname, f"ndarray.{_mname}", _row.torch, _row.build, _names,
-                              _mname in LEAPP_NAMES["array methods"], "method", _row.rejects, _row.uint64)
+                              _mname in LEAPP_NAMES["array methods"], "method", _row.rejects, _row.uint64,
+                              _row.orders)
 # TracedArray passes reshape's shape and transpose's axes as one normalized argument.
 _method("reshape",   shape.build_reshape_to_result,           "torch.reshape", "order=C copy=*", names="a shape")
 _method("flatten",   shape.build_reshape_to_result,           "torch.reshape", "order=C")

@@ -162,6 +162,9 @@ class BuildContext:
         wider = _WIDER.get(dtype)
         if wider is not None:
             return wider
+        if dtype.kind == "c" and self.extra.get("orders"):
+            raise Unsupported(f"torch cannot order complex numbers ({self._name.split('.')[-1]}); NumPy orders them "
+                              "lexicographically")
         if dtype == _U64:
             if self.extra.get("uint64") != "wrap":
                 raise Unsupported(f"torch has no CPU kernel for uint64 {self._name.split('.')[-1]} and int64 is no "

@@ -46,7 +46,7 @@ def build_linspace(ctx: BuildContext) -> Any:
     start = ctx.as_tensor(ctx.params["start"], start_e, dt)
     stop = ctx.as_tensor(ctx.params["stop"], stop_e, dt)
     delta = ctx.call(torch.sub, stop, start)
-    ndim = np.ndim(np.subtract(start_e, stop_e))
+    ndim = len(np.broadcast_shapes(np.shape(start_e), np.shape(stop_e)))
     div = num - 1 if endpoint else num
     steps = ctx.constant(np.arange(num, dtype=dt).reshape((-1,) + (1,) * ndim))
     step = ctx.call(torch.div, delta, div) if div > 0 else ctx.call(torch.mul, delta, float("nan"))

@@ -69,15 +69,16 @@ class Checked:
     """A row's builder behind its argument check: passed arguments the builder does not read and the row
     does not declare harmless are refused (``Unsupported``) before anything is recorded."""
 
-    __slots__ = ("raw", "reads", "rejects", "uint64")
+    __slots__ = ("raw", "reads", "rejects", "uint64", "orders")
 
     def __init__(self, raw: Callable[[BuildContext], Any], rejects: Mapping[str, tuple[Any, ...]],
-                 uint64: str = ""):
+                 uint64: str = "", orders: bool = False):
         self.raw = raw
         # A builder without a declaration (a test's stand-in) reads whatever it is given.
         self.reads = getattr(raw, "reads", None)
         self.rejects = rejects
         self.uint64 = uint64
+        self.orders = orders
 
     def __call__(self, ctx: BuildContext) -> Any:
         known, rejected = self.reads, self.rejects
@@ -91,6 +92,8 @@ class Checked:
                 raise Unsupported(f"argument {name}={_short(value)} is not recorded")
         if self.uint64:
             ctx.extra["uint64"] = self.uint64
+        if self.orders:
+            ctx.extra["orders"] = True
         return self.raw(ctx)
 
 
@@ -101,7 +104,8 @@ class Row:
     ``build`` is the builder behind the row's argument check (:class:`Checked`); ``rejects`` maps the
     arguments the builder does not implement to the values that are harmless (any other is refused).
     ``uint64="wrap"``: the row's arithmetic is exact modulo 2**64 in int64, so uint64 computes there (torch has
-    few uint64 kernels); other rows refuse uint64 operands.
+    few uint64 kernels); other rows refuse uint64 operands. ``orders``: the row compares values (max, sort,
+    ``<``), which torch cannot do for complex numbers (NumPy orders them lexicographically): refused.
     """
 
     key: Any
@@ -113,10 +117,11 @@ class Row:
     kind: str  # "ufunc" | "function" | "method"
     rejects: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     uint64: str = ""  # "wrap": exact modulo 2**64 when computed in int64 (BuildContext.compute_dtype)
+    orders: bool = False  # compares values: complex operands are refused (torch cannot order complex numbers)
 
     def __post_init__(self) -> None:
         raw = self.build.raw if isinstance(self.build, Checked) else self.build
-        object.__setattr__(self, "build", Checked(raw, self.rejects, self.uint64))
+        object.__setattr__(self, "build", Checked(raw, self.rejects, self.uint64, self.orders))
 
     @property
     def reads(self) -> frozenset[str] | None:
