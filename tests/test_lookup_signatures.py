@@ -131,6 +131,7 @@ def test_correction_is_numpys_ddof(source):
 
 @pytest.mark.parametrize("source, refused", [
     ("y = np.quantile(x, 0.5, method='inverted_cdf', weights=np.ones(8))", "weights="),
+    ("y = np.std(x, mean=np.mean(x, keepdims=True))", "mean="),
     ("y = np.clip(x, 0, 1, dtype=np.float32)", "dtype="),
     ("y = np.pad(x, 1, mode='linear_ramp', end_values=3)", "end_values="),
     ("y = np.sum(x, where=x > 0)", "where="),

@@ -54,9 +54,9 @@ def variance(std: bool) -> Callable[[BuildContext], Any]:
     """np.var/np.std by NumPy's own algorithm (numpy/_core/_methods.py ``_var``): the mean by a sum, the
     squared deviations in the input's precision (so float32 overflows to inf where NumPy's does; torch.var's
     Welford update would not), their sum divided by ``max(n - ddof, 0)``. ``correction`` is NumPy 2's name for
-    ``ddof``; ``mean=`` replaces the computed mean. ``axis=()`` reduces nothing: each element is its own mean."""
+    ``ddof``. ``axis=()`` reduces nothing: each element is its own mean."""
 
-    @reads("a axis dtype keepdims ddof correction mean")
+    @reads("a axis dtype keepdims ddof correction")
     def build(ctx: BuildContext) -> Any:
         x, arr = _reduce_input(ctx, float_for_ints=True)
         dims = norm_axes(ctx.static("axis"), arr.ndim)
@@ -68,10 +68,7 @@ def variance(std: bool) -> Callable[[BuildContext], Any]:
         def total(node: Any, keepdim: bool) -> Any:
             return node if dims == () else ctx.call(torch.sum, node, dim=dims, keepdim=keepdim)
 
-        if ctx.given("mean"):
-            mean = ctx.tensor("mean")
-        else:
-            mean = ctx.call(torch.div, total(x, True), float(count))
+        mean = ctx.call(torch.div, total(x, True), float(count))
         deviation = ctx.call(torch.sub, x, mean)
         if _asarray(ctx.eager["a"]).dtype.kind == "c":
             square = ctx.call(torch.add, ctx.call(torch.square, ctx.call(torch.real, deviation)),
