@@ -389,8 +389,9 @@ add("np.tile", *[case(src, x=A((2, 3), dt)) for dt in ALL for src in (
 add("np.repeat", *[case(src, x=A((2, 3), dt)) for dt in ALL for src in (
     "y = np.repeat(x, 2)", "y = np.repeat(x, 3, axis=0)", "y = np.repeat(x, [1, 0, 2], axis=1)",
     "y = np.repeat(x, -1 + 3, axis=-1)")],
-    case("y = np.repeat(x, r, axis=0)", expect="reported", leapp="error",
-         x=A((2, 3)), r=A((2,), "i8", lo=1, hi=3)))
+    # traced counts: a data-dependent length, recorded as np.nonzero's is
+    case("y = np.repeat(x, r, axis=0)", leapp="error", x=A((2, 3)), r=A((2,), "i8", lo=0, hi=3)),
+    case("y = np.repeat(x, r[:1])", leapp="error", x=A((2, 3)), r=A((2,), "i4", lo=0, hi=3)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -592,6 +593,84 @@ add("np.linalg.solve",
       for dt in ALL[:4]],
     case("y = np.linalg.solve(a + 4 * np.eye(3), b)", a=A((3, 3), "f8", **_SPD), b=A((3, 2), "f8")),
     case("y = np.linalg.solve(a + 4 * np.eye(3), b)", a=A((2, 3, 3), "f4", **_SPD), b=A((2, 3, 1), "f4")))
+
+
+# NumPy 2's Array API namespace: the rows beyond NumPy 1's spellings.
+NUMERIC = ("f4", "f8", "i4", "i8")
+add("np.astype", *[case(src, x=A((3, 4), dt)) for dt in ALL for src in (
+    "y = np.astype(x, np.int16)", "y = np.astype(x, np.float32, copy=False)", "y = np.astype(x, bool)")])
+for _f in ("cumulative_sum", "cumulative_prod"):
+    add(f"np.{_f}", *[case(src, x=A((3, 4), dt, lo=-2, hi=2)) for dt in ALL for src in (
+        f"y = np.{_f}(x, axis=1)", f"y = np.{_f}(x, axis=0, include_initial=True)",
+        f"y = np.{_f}(x, axis=-1, dtype=np.float64)")],
+        case(f"y = np.{_f}(x)", x=A((5,), "i4")), case(f"y = np.{_f}(x, include_initial=True)", x=A((0,), "f4")))
+add("np.count_nonzero", *[case(src, x=A((3, 4), dt, lo=-1, hi=1)) for dt in ALL for src in (
+    "y = np.count_nonzero(x, axis=0)", "y = np.count_nonzero(x, axis=(0, 1), keepdims=True)",
+    "y = np.count_nonzero(x, axis=())")])
+add("np.unstack", *[case("a, b, c = np.unstack(x, axis=1)\ny = b", x=A((2, 3, 4), dt)) for dt in ALL],
+    case("a, b = np.unstack(x)\ny = a", x=A((2,), "f8")))
+add("np.broadcast_arrays", *[case("a, b = np.broadcast_arrays(x, z)\ny = b", x=A((3, 1), dt), z=A((4,), dt))
+                             for dt in ALL])
+add("np.meshgrid", *[case(src, x=A((3,), dt), z=A((4,), dt)) for dt in ALL for src in (
+    "a, b = np.meshgrid(x, z)\ny = a", "a, b = np.meshgrid(x, z, indexing='ij', sparse=True)\ny = b")],
+    case("a, b, c = np.meshgrid(x, x, x)\ny = c", x=A((2,), "f8")))
+add("np.matrix_transpose", *[case("y = np.matrix_transpose(x)", x=A((2, 3, 4), dt)) for dt in ALL])
+add("np.linalg.matrix_transpose", *[case("y = np.linalg.matrix_transpose(x)", x=A((3, 4), dt)) for dt in ALL])
+# NumPy 2.3+ returns unique values of integers in hash order ("may vary"): compared sorted.
+add("np.unique_values", *[case("y = np.sort(np.unique_values(x))", x=A((3, 4), dt, lo=-2, hi=2)) for dt in ALL],
+    case("y = np.unique_values(x)", x=A((6,), "f8", special=True)))
+add("np.unique_counts", *[case("v, c = np.unique_counts(x)\ny = c", x=A((8,), dt, lo=-2, hi=2)) for dt in ALL])
+add("np.unique_inverse", *[case("v, i = np.unique_inverse(x)\ny = v[i]", x=A((2, 4), dt, lo=-2, hi=2))
+                           for dt in ALL])
+add("np.unique_all", *[case("v, i, inv, c = np.unique_all(x)\ny = i", x=A((8,), dt, lo=-2, hi=2))
+                       for dt in ALL])
+add("np.linalg.matmul", *[case("y = np.linalg.matmul(a, b)", a=A(sa, dt), b=A(sb, dt)) for dt in ALL
+                          for sa, sb in (((3, 4), (4, 2)), ((2, 3, 4), (4,)))])
+add("np.linalg.outer", *[case("y = np.linalg.outer(a, b)", a=A((3,), dt), b=A((4,), dt)) for dt in ALL])
+add("np.linalg.tensordot", *[case(src, a=A((2, 3, 4), dt), b=A((3, 4, 2), dt)) for dt in ALL for src in (
+    "y = np.linalg.tensordot(a, b)", "y = np.linalg.tensordot(a, b, axes=([1], [0]))")])
+add("np.linalg.cross", *[case("y = np.linalg.cross(a, b)", a=A((2, 3), dt), b=A((3,), dt)) for dt in NUMERIC],
+    case("y = np.linalg.cross(a, b, axis=0)", a=A((3, 2), "f8"), b=A((3, 2), "f8")))
+add("np.linalg.vecdot", *[case(src, a=A((2, 3), dt), b=A((3,), dt)) for dt in ALL for src in (
+    "y = np.linalg.vecdot(a, b)", "y = np.linalg.vecdot(a, b, axis=1)")])
+add("np.vecdot", *[case("y = np.vecdot(a, b)", a=A((2, 3), dt), b=A((2, 3), dt)) for dt in ALL],
+    case("y = np.vecdot(a, b, axis=0)", a=A((3, 2), "f8"), b=A((3, 1), "f8")))
+add("np.linalg.trace", *[case(src, x=A((2, 3, 3), dt)) for dt in ALL for src in (
+    "y = np.linalg.trace(x)", "y = np.linalg.trace(x, offset=-1, dtype=np.float64)")])
+add("np.linalg.diagonal", *[case(src, x=A((2, 3, 4), dt)) for dt in ALL for src in (
+    "y = np.linalg.diagonal(x)", "y = np.linalg.diagonal(x, offset=1)")])
+_SYM = "(x + np.matrix_transpose(x)) / 2 + 4 * np.eye(3)"
+add("np.linalg.cholesky", *[case(src, x=A((3, 3), dt, **_SPD)) for dt in NUMERIC for src in (
+    f"y = np.linalg.cholesky({_SYM})", f"y = np.linalg.cholesky({_SYM}, upper=True)")])
+add("np.linalg.eigh", *[case(f"w, v = np.linalg.eigh({_SYM})\ny = v", x=A((3, 3), dt, **_SPD))
+                        for dt in ("f4", "f8")])
+add("np.linalg.eigvalsh", *[case(f"y = np.linalg.eigvalsh({_SYM}, UPLO='U')", x=A((2, 3, 3), dt, **_SPD))
+                            for dt in NUMERIC])
+add("np.linalg.matrix_power", *[case(src, x=A((3, 3), dt, lo=-1, hi=1)) for dt in NUMERIC for src in (
+    "y = np.linalg.matrix_power(x, 3)", "y = np.linalg.matrix_power(x, 0)")],
+    case("y = np.linalg.matrix_power(x + 4 * np.eye(3), -2)", x=A((3, 3), "f8", **_SPD)),
+    case("y = np.linalg.matrix_power(x, 2)", expect="reported", x=A((3, 3), "b1")))
+add("np.linalg.matrix_rank", *[case(src, x=A((2, 3, 4), dt)) for dt in NUMERIC for src in (
+    "y = np.linalg.matrix_rank(x)", "y = np.linalg.matrix_rank(x, rtol=0.5)", "y = np.linalg.matrix_rank(x, tol=2.0)")])
+add("np.linalg.pinv", *[case(src, x=A((3, 4), dt)) for dt in NUMERIC for src in (
+    "y = np.linalg.pinv(x)", "y = np.linalg.pinv(x, rtol=None)", "y = np.linalg.pinv(x, rcond=0.3)")])
+add("np.linalg.qr", *[case("y = np.linalg.qr(x, mode='r')", x=A((4, 3), dt)) for dt in ("f4", "f8")],
+    case("q, r = np.linalg.qr(x)\ny = q @ r", x=A((4, 3), "f8")),
+    case("y = np.linalg.qr(x, mode='raw')", expect="reported", x=A((4, 3), "f8")))
+add("np.linalg.slogdet", *[case("s, l = np.linalg.slogdet(x)\ny = s * l", x=A((2, 3, 3), dt)) for dt in NUMERIC])
+add("np.linalg.svd", *[case("y = np.linalg.svd(x, compute_uv=False)", x=A((4, 3), dt)) for dt in NUMERIC],
+    case("u, s, vh = np.linalg.svd(x, full_matrices=False)\ny = (u * s) @ vh", x=A((4, 3), "f8")),
+    case("y = np.linalg.svd(x, hermitian=True)", expect="reported", x=A((3, 3), "f8")))
+add("np.linalg.svdvals", *[case("y = np.linalg.svdvals(x)", x=A((2, 4, 3), dt)) for dt in NUMERIC])
+add("np.fft.hfft", *[case(src, x=A((5,), dt)) for dt in ("f4", "f8", "i4") for src in (
+    "y = np.fft.hfft(x)", "y = np.fft.hfft(x, n=6, norm='ortho')")])
+add("np.fft.ihfft", *[case(src, x=A((2, 5), dt)) for dt in ("f4", "f8", "i4") for src in (
+    "y = np.fft.ihfft(x)", "y = np.fft.ihfft(x, n=4, axis=0)")])
+add("np.std", case("y = np.std(x, axis=0, correction=1)", x=A((4, 3), "f8")),
+    case("y = np.std(x, axis=1, mean=np.mean(x, axis=1, keepdims=True))", expect="reported", x=A((4, 3), "f4")),
+    case("y = np.std(x, keepdims=True, correction=1.5)", x=A((4, 3), "i4")))
+add("np.var", case("y = np.var(x, axis=(0, 1), correction=2)", x=A((2, 3, 2), "f4")),
+    case("y = np.var(x, mean=np.zeros((1, 3)), axis=0, keepdims=True)", expect="reported", x=A((4, 3), "f8")))
 
 
 # ------------------------------------------------------------------------------------------
@@ -830,7 +909,24 @@ def test_every_row_has_a_case_beyond_the_reported_ones() -> None:
     assert [n for n, cs in CASES.items() if all(c.expect == "reported" for c in cs)] == []
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# Rows returning NumPy's named tuples (EighResult, UniqueCountsResult, ...): the session rebuilds a tuple
+# result with ``type(result)(items)``, which a named tuple refuses (it takes fields, not one iterable), so
+# the trace raises until session.py rebuilds them with ``_make`` (a hook outside the lookup; see
+# docs/lookup.md). strict: the marks must go when the hook lands.
+NAMED_TUPLES = {"np.linalg.eigh", "np.linalg.qr", "np.linalg.slogdet", "np.linalg.svd", "np.unique_all",
+                "np.unique_counts", "np.unique_inverse"}
+_NEEDS_HOOK = pytest.mark.xfail(strict=True, raises=ln.CellError,
+                                reason="session.py rebuilds named tuples with type(result)(items)")
+
+
+def _rows(first_case_only: bool = False) -> list[Any]:
+    def crashes(name: str) -> bool:
+        return name in NAMED_TUPLES and (not first_case_only or "mode=" not in CASES[name][0].source
+                                         and "compute_uv" not in CASES[name][0].source)
+    return [pytest.param(name, marks=_NEEDS_HOOK) if crashes(name) else name for name in sorted(CASES)]
+
+
+@pytest.mark.parametrize("name", _rows())
 def test_row_matches_numpy(name: str) -> None:
     failures = []
     for profile in _profiles(name):
@@ -896,9 +992,22 @@ def test_empty_axis_tuple_reduces_nothing(profile: str) -> None:
 @pytest.mark.parametrize("profile", ["leapp", "full"])
 def test_std_and_var_default_to_ddof_zero(profile: str) -> None:
     have, _, code = _graph_vs_numpy("y = np.std(x)", profile, x=A((6,), "f8"))
-    assert "correction = 0" in code
+    assert "torch.div(sum_2, 6.0)" in code  # the squared deviations over n - 0
     have, _, code = _graph_vs_numpy("y = x.var(ddof=1)", profile, x=A((6,), "f8"))
-    assert "correction = 1" in code
+    assert "torch.div(sum_2, 5.0)" in code
+
+
+def test_float32_std_overflows_where_numpy_does() -> None:
+    """NumPy squares the float32 deviations, so data near 1e19 gives inf; a Welford update would not."""
+    x = np.array([1e19, -1e19, 3e19, 0.0], np.float32)
+    trace = ln.trace_cell("y = np.std(x)\nz = np.var(x, axis=0)", {"np": np}, inputs={"x": x}, outputs=["y", "z"],
+                          profile="full")
+    fresh = np.array([2e19, -2e19, 1e19, 5.0], np.float32)
+    with np.errstate(over="ignore"):
+        want = (np.std(fresh), np.var(fresh, axis=0))
+    have = trace.nodes["node"](fresh)
+    assert np.isinf(want[0]) and np.isinf(have[0]) and have[0].dtype == np.float32
+    assert np.isinf(have[1]) and np.isinf(want[1])
 
 
 @pytest.mark.parametrize("profile", ["leapp", "full"])
@@ -1026,7 +1135,7 @@ def _first_parity_case(name: str) -> Case:
     raise AssertionError(f"{name} has no case NumPy runs")
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", _rows(first_case_only=True))
 def test_row_graph_matches_numpy_after_torchscript_tracing(name: str) -> None:
     """export.py writes ``torch.jit.trace`` of the graph: the traced module must still equal NumPy on fresh
     inputs (nothing data-dependent may be frozen by jit tracing)."""

@@ -31,8 +31,10 @@ def interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: float | No
 
 
 def cbrt(x: torch.Tensor) -> torch.Tensor:
-    """``np.cbrt``: the real cube root, negative for negative input (torch.pow gives nan there)."""
-    return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3.0)
+    """``np.cbrt``: the real cube root, negative for negative input (torch.pow gives nan there). float16 is
+    computed in float32 and rounded once, as NumPy's float16 loop does."""
+    work = x.float() if x.dtype == torch.float16 else x
+    return (torch.sign(work) * torch.pow(torch.abs(work), 1.0 / 3.0)).to(x.dtype)
 
 
 def modf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,0 +1,1 @@
+"""The lookup's builders, by family; the table itself is ``tracing/ops.py``."""

@@ -1,0 +1,251 @@
+"""Builders for reductions (sum, mean, std, max, arg*, cumulative, quantiles, average, diff)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray
+from .normalize import _keepdims, _merge_dims, _one_axis, norm_axes
+from .row import reads
+
+
+def _reduce_input(ctx: BuildContext, float_for_ints: bool) -> tuple[Any, np.ndarray]:
+    arr = ctx.eager["a"]
+    arr = arr if isinstance(arr, np.ndarray) else _asarray(arr)
+    want = None
+    if ctx.given("dtype"):
+        want = np.dtype(ctx.static("dtype"))
+    elif float_for_ints and arr.dtype.kind in "biu":
+        want = _F64
+    return ctx.tensor("a", want), arr
+
+
+def reduction(torch_fn: Any, *, float_for_ints: bool = False, values_only: bool = False,
+              single_dim: bool = False) -> Callable[[BuildContext], Any]:
+    """sum/prod/mean/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op."""
+
+    @reads("a axis dtype keepdims")
+    def build(ctx: BuildContext) -> Any:
+        x, arr = _reduce_input(ctx, float_for_ints)
+        dims = norm_axes(ctx.static("axis"), arr.ndim)
+        keep = _keepdims(ctx)
+        if dims == ():
+            # NumPy: axis=() reduces nothing (torch would reduce everything).
+            return ctx.call(torch.clone, x)
+        if arr.ndim == 0:
+            return ctx.call(torch.clone, x) if values_only else ctx.call(torch_fn, x)
+        if dims is None:
+            dims = tuple(range(arr.ndim))
+        if single_dim and len(dims) > 1:
+            # torch.prod takes one dim: reduce the merged axes instead.
+            node = ctx.call(torch_fn, _merge_dims(ctx, x, dims, arr.ndim), -1)
+            if keep:
+                node = ctx.call(torch.reshape, node, np.shape(ctx.result))
+            return node
+        return ctx.call(torch_fn, x, dim=dims[0] if single_dim else dims, keepdim=keep)
+
+    return build
+
+
+def variance(std: bool) -> Callable[[BuildContext], Any]:
+    """np.var/np.std by NumPy's own algorithm (numpy/_core/_methods.py ``_var``): the mean by a sum, the
+    squared deviations in the input's precision (so float32 overflows to inf where NumPy's does; torch.var's
+    Welford update would not), their sum divided by ``max(n - ddof, 0)``. ``correction`` is NumPy 2's name for
+    ``ddof``. ``axis=()`` reduces nothing: each element is its own mean."""
+
+    @reads("a axis dtype keepdims ddof correction")
+    def build(ctx: BuildContext) -> Any:
+        x, arr = _reduce_input(ctx, float_for_ints=True)
+        dims = norm_axes(ctx.static("axis"), arr.ndim)
+        dims = tuple(range(arr.ndim)) if dims is None else dims
+        keep = _keepdims(ctx)
+        ddof = ctx.static("correction") if ctx.given("correction") else ctx.static("ddof", 0)
+        count = int(np.prod([arr.shape[d] for d in dims]))
+
+        def total(node: Any, keepdim: bool) -> Any:
+            return node if dims == () else ctx.call(torch.sum, node, dim=dims, keepdim=keepdim)
+
+        mean = ctx.call(torch.div, total(x, True), float(count))
+        deviation = ctx.call(torch.sub, x, mean)
+        if _asarray(ctx.eager["a"]).dtype.kind == "c":
+            square = ctx.call(torch.add, ctx.call(torch.square, ctx.call(torch.real, deviation)),
+                              ctx.call(torch.square, ctx.call(torch.imag, deviation)))
+        else:
+            square = ctx.call(torch.mul, deviation, deviation)
+        node = ctx.call(torch.div, total(square, keep), float(max(count - (ddof or 0), 0)))
+        return ctx.call(torch.sqrt, node) if std else node
+
+    return build
+
+
+def arg_reduction(torch_fn: Any) -> Callable[[BuildContext], Any]:
+    @reads("a axis keepdims")
+    def build(ctx: BuildContext) -> Any:
+        arr = _asarray(ctx.eager["a"])
+        # torch has no bool kernel; first occurrence is kept either way.
+        x = ctx.tensor("a", np.dtype(np.uint8) if arr.dtype == _BOOL else None)
+        axis = ctx.static("axis")
+        keep = _keepdims(ctx)
+        if axis is None:
+            node = ctx.call(torch_fn, x)
+            return ctx.call(torch.reshape, node, (1,) * arr.ndim) if keep else node
+        return ctx.call(torch_fn, x, dim=norm_axes(axis, arr.ndim)[0], keepdim=keep)
+
+    return build
+
+
+def _flat_or_dim(ctx: BuildContext, x: Any, axis: Any, ndim: int) -> tuple[Any, int]:
+    """NumPy's ``axis=None`` means "the flattened array": flatten and use dim 0; else the normalized dim."""
+    if axis is None:
+        return ctx.call(torch.reshape, x, (-1,)), 0
+    return x, norm_axes(axis, ndim)[0]
+
+
+def cumulative(torch_fn: Any) -> Callable[[BuildContext], Any]:
+    @reads("a axis dtype")
+    def build(ctx: BuildContext) -> Any:
+        want = np.dtype(ctx.static("dtype")) if ctx.given("dtype") else None
+        x = ctx.tensor("a", want)
+        arr = _asarray(ctx.eager["a"])
+        x, dim = _flat_or_dim(ctx, x, ctx.static("axis"), arr.ndim)
+        return ctx.call(torch_fn, x, dim=dim)
+
+    return build
+
+
+@reads("a axis keepdims")
+def build_ptp(ctx: BuildContext) -> Any:
+    arr = _asarray(ctx.eager["a"])
+    dims = norm_axes(ctx.static("axis"), arr.ndim)
+    dims = tuple(range(arr.ndim)) if dims is None else dims
+    x = ctx.tensor("a")
+    keep = _keepdims(ctx)
+    if dims == () or arr.ndim == 0:
+        return ctx.call(torch.sub, x, x)
+    return ctx.call(torch.sub, ctx.call(torch.amax, x, dims, keep), ctx.call(torch.amin, x, dims, keep))
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile(scale: float | None) -> Callable[[BuildContext], Any]:
+    """median (scale None: q = 0.5), quantile (scale 1), percentile (scale 100): torch.quantile."""
+
+    @reads("a q axis method keepdims")
+    def build(ctx: BuildContext) -> Any:
+        method = ctx.static("method", "linear")
+        if method not in _QUANTILE_METHODS:
+            raise Unsupported(f"quantile method={method!r}")
+        arr = _asarray(ctx.eager["a"])
+        dtype = ctx.result_dtype
+        x = ctx.tensor("a", dtype)
+        if scale is None:
+            q: Any = 0.5
+        else:
+            q_value = _asarray(ctx.static("q"), dtype=np.float64) / scale
+            if q_value.ndim > 1:
+                raise Unsupported("q with more than one axis")
+            q = float(q_value) if q_value.ndim == 0 else ctx.constant(q_value.astype(dtype))
+        dims = norm_axes(ctx.static("axis"), arr.ndim)
+        keep = _keepdims(ctx)
+        if arr.ndim == 0:
+            x = ctx.call(torch.reshape, x, (1,))
+            dims = None
+        if dims is not None and len(dims) == 1:
+            return ctx.call(torch.quantile, x, q, dim=dims[0], keepdim=keep, interpolation=method)
+        if dims is None:
+            flat = ctx.call(torch.reshape, x, (-1,))
+        else:
+            flat = _merge_dims(ctx, x, dims, arr.ndim)
+        node = ctx.call(torch.quantile, flat, q, dim=-1, interpolation=method)
+        return ctx.call(torch.reshape, node, np.shape(ctx.result)) if keep or arr.ndim == 0 else node
+
+    return build
+
+
+@reads("a axis weights keepdims")
+def build_average(ctx: BuildContext) -> Any:
+    arr = _asarray(ctx.eager["a"])
+    dtype = ctx.result_dtype
+    axis = ctx.static("axis")
+    dims = norm_axes(axis, arr.ndim)
+    dims = tuple(range(arr.ndim)) if dims is None else dims
+    keep = _keepdims(ctx)
+    x = ctx.tensor("a", dtype)
+    if not ctx.given("weights"):
+        return ctx.call(torch.mean, x, dim=dims, keepdim=keep)
+    w_eager = _asarray(ctx.eager["weights"])
+    w = ctx.tensor("weights", dtype)
+    if w_eager.shape != arr.shape:
+        if w_eager.ndim != 1 or len(dims) != 1:
+            raise Unsupported("average weights of another shape need one axis")
+        shape = [1] * arr.ndim
+        shape[dims[0]] = -1
+        w = ctx.call(torch.reshape, w, tuple(shape))
+    total = ctx.call(torch.sum, ctx.call(torch.mul, x, w), dim=dims, keepdim=keep)
+    if w_eager.shape != arr.shape:
+        w = ctx.call(torch.broadcast_to, w, arr.shape)
+    scale = ctx.call(torch.sum, w, dim=dims, keepdim=keep)
+    return ctx.call(torch.div, total, scale)
+
+
+
+@reads("a n axis prepend append")
+def build_diff(ctx: BuildContext) -> Any:
+    arr = _asarray(ctx.eager["a"])
+    n = int(ctx.static("n", 1))
+    dim = _one_axis(ctx, "axis", arr.ndim, -1)
+    dtype = ctx.result_dtype
+    x = ctx.tensor("a", dtype)
+    if n == 0:
+        return ctx.call(torch.clone, x)
+    pieces = []
+    for name in ("prepend", "append"):
+        if ctx.given(name):
+            value = _asarray(ctx.eager[name])
+            piece = ctx.tensor(name, dtype)
+            if value.ndim == 0:
+                shape = list(arr.shape)
+                shape[dim] = 1
+                piece = ctx.call(torch.broadcast_to, piece, tuple(shape))
+            pieces.append((name, piece))
+    if pieces:
+        before = [p for name, p in pieces if name == "prepend"]
+        after = [p for name, p in pieces if name == "append"]
+        x = ctx.call(torch.cat, before + [x] + after, dim)
+    return ctx.call(torch.diff, x, n, dim)
+
+
+def cumulative_api(torch_fn: Any, identity: int) -> Callable[[BuildContext], Any]:
+    """np.cumulative_sum/cumulative_prod (Array API): ``include_initial`` prepends the identity."""
+
+    @reads("x axis dtype include_initial")
+    def build(ctx: BuildContext) -> Any:
+        arr = _asarray(ctx.eager["x"])
+        want = np.dtype(ctx.static("dtype")) if ctx.given("dtype") else None
+        axis = ctx.static("axis")
+        dim = 0 if axis is None else norm_axes(axis, arr.ndim)[0]
+        node = ctx.call(torch_fn, ctx.tensor("x", want), dim=dim)
+        if not ctx.static("include_initial", False):
+            return node
+        # zeros of the result's dtype with length 1 along dim, also for an empty axis
+        initial = ctx.call(torch.zeros_like, ctx.call(torch.sum, node, dim=dim, keepdim=True))
+        if identity:
+            initial = ctx.call(torch.add, initial, identity)
+        return ctx.call(torch.cat, [initial, node], dim)
+
+    return build
+
+
+@reads("a axis keepdims")
+def build_count_nonzero(ctx: BuildContext) -> Any:
+    arr = _asarray(ctx.eager["a"])
+    dims = norm_axes(ctx.static("axis"), arr.ndim)
+    dims = tuple(range(arr.ndim)) if dims is None else dims
+    nonzero = ctx.call(torch.ne, ctx.tensor("a"), 0)
+    if dims == ():
+        return ctx.to(nonzero, _I64)
+    return ctx.call(torch.sum, nonzero, dim=dims, keepdim=_keepdims(ctx))

@@ -1,0 +1,149 @@
+"""Every lookup row against NumPy's own signature: positional names, and every keyword handled or refused.
+
+A row binds positional arguments by the names NumPy's ``inspect.signature`` gives; each keyword NumPy
+accepts is either read by the row's builder (``@reads``) or declared on the row in ``rejects`` (refused
+unless harmless). Any other argument a call passes is refused before the builder runs, so a keyword the
+lookup does not implement is reported at its cell line, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import leapp_notebook as ln
+from leapp_notebook.tracing import ops
+from leapp_notebook.tracing.lookup.context import Unsupported
+from leapp_notebook.tracing.lookup.row import Checked, keyword_names, positional_names, reads, rejects
+
+FUNCTION_ROWS = sorted(ops.FUNCTION_ROWS.values(), key=lambda r: r.numpy)
+# Rows whose positional binding differs from NumPy's signature on purpose, with the reason.
+BOUND_APART = {"np.einsum": "the subscripts string is bound apart from the operands (*operands)"}
+
+
+def _signature(func):
+    return inspect.signature(func).parameters.values()
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=lambda r: r.numpy)
+def test_function_row_binds_positional_arguments_by_numpys_names(row):
+    if row.numpy in BOUND_APART:
+        assert row.names != positional_names(row.key)
+        return
+    assert row.names == positional_names(row.key)
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=lambda r: r.numpy)
+def test_every_keyword_of_numpys_signature_is_handled_or_refused(row):
+    unhandled = [name for name in keyword_names(row.key) if name not in row.reads and name not in row.rejects]
+    assert unhandled == [], f"{row.numpy}: NumPy accepts {unhandled}, which the row neither reads nor rejects"
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=lambda r: r.numpy)
+def test_refused_arguments_exist_in_numpys_signature(row):
+    params = {p.name: p for p in _signature(row.key)}
+    has_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    stale = [name for name in row.rejects if name not in params]
+    assert has_kwargs or stale == [], f"{row.numpy} declares rejected arguments NumPy does not take: {stale}"
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=lambda r: r.numpy)
+def test_builder_reads_every_required_argument_under_numpys_name(row):
+    required = [p.name for p in _signature(row.key)
+                if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    if row.numpy in BOUND_APART:
+        required = [n.lstrip("*") for n in row.names]
+    assert [n for n in required if n not in row.reads] == [], row.numpy
+
+
+@pytest.mark.parametrize("row", sorted(ops.METHOD_ROWS.values(), key=lambda r: r.numpy), ids=lambda r: r.numpy)
+def test_every_keyword_of_the_method_signature_is_handled_or_refused(row):
+    try:
+        params = list(_signature(getattr(np.ndarray, row.key)))[1:]
+    except (TypeError, ValueError):
+        assert row.key in ("T", "real", "imag")  # properties
+        return
+    keywords = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unhandled = [name for name in keywords if name not in row.reads and name not in row.rejects]
+    assert unhandled == [], f"{row.numpy}: NumPy accepts {unhandled}, which the row neither reads nor rejects"
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if row.key not in ("reshape", "transpose", "fill"):  # TracedArray normalizes these arguments
+        assert len(row.names) == 1 + len(positional), row.numpy
+
+
+def test_every_row_declares_what_its_builder_reads():
+    assert [r.numpy for r in ops.all_rows() if r.reads is None] == []
+
+
+# ------------------------------------------------------------------ the check itself
+class _Ctx:
+    def __init__(self, **eager):
+        self.eager = eager
+
+
+def test_checked_refuses_an_argument_the_builder_does_not_read():
+    built = []
+    check = Checked(reads("a axis")(lambda ctx: built.append(ctx) or "node"), rejects("out where=True"))
+    assert check(_Ctx(a=1, axis=0, out=None, where=True)) == "node"
+    with pytest.raises(Unsupported, match="where=False"):
+        check(_Ctx(a=1, where=False))
+    with pytest.raises(Unsupported, match="correction=2"):
+        check(_Ctx(a=1, correction=2))
+    assert len(built) == 1
+
+
+def test_rejects_spec_parses_harmless_values():
+    spec = rejects("out where=True order=C,K kind=* subok=False")
+    assert spec["out"] == () and spec["where"] == (True,) and spec["order"] == ("C", "K")
+    assert spec["subok"] == (False,) and repr(spec["kind"][0]) == "ANY"
+
+
+# ------------------------------------------------------------------ behaviour through a trace
+def _trace(source, profile="full", **inputs):
+    return ln.trace_cell(source, {"np": np}, inputs=inputs, outputs=["y"], profile=profile)
+
+
+def _errors(trace):
+    return [h for h in trace.hazards if h.severity == "error"]
+
+
+def test_empty_like_binds_numpys_prototype_keyword():
+    x = np.arange(6.0).reshape(2, 3)
+    trace = _trace("y = np.empty_like(prototype=x, dtype=np.float32) + x", x=x)
+    assert _errors(trace) == []
+    (have,) = trace.nodes["node"](np.ones((2, 3)))
+    assert have.shape == (2, 3) and have.dtype == np.float64
+
+
+@pytest.mark.parametrize("source", ["y = np.std(x, axis=0, correction=2)", "y = np.var(x, correction=1)",
+                                    "y = np.std(x, axis=1, keepdims=True, correction=1.5)"])
+def test_correction_is_numpys_ddof(source):
+    rng = np.random.default_rng(0)
+    trace = _trace(source, x=rng.normal(size=(5, 4)))
+    assert _errors(trace) == []
+    fresh = rng.normal(size=(5, 4))
+    (have,) = trace.nodes["node"](fresh)
+    want = eval(source.split("= ", 1)[1], {"np": np, "x": fresh})
+    np.testing.assert_allclose(have, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("source, refused", [
+    ("y = np.quantile(x, 0.5, method='inverted_cdf', weights=np.ones(8))", "weights="),
+    ("y = np.std(x, mean=np.mean(x, keepdims=True))", "mean="),
+    ("y = np.clip(x, 0, 1, dtype=np.float32)", "dtype="),
+    ("y = np.pad(x, 1, mode='linear_ramp', end_values=3)", "end_values="),
+    ("y = np.sum(x, where=x > 0)", "where="),
+])
+def test_an_argument_the_row_does_not_implement_is_reported_not_dropped(source, refused):
+    trace = _trace(source, x=np.linspace(-1.0, 2.0, 8))
+    errors = _errors(trace)
+    assert errors and errors[0].kind == "untraced-call" and errors[0].line == 1
+    assert refused in errors[0].message
+
+
+def test_harmless_values_of_refused_arguments_are_recorded():
+    trace = _trace("y = np.sum(x, where=True) + np.zeros_like(x, order='F') + np.sort(x, kind='heapsort')",
+                   x=np.arange(4.0))
+    assert _errors(trace) == []
