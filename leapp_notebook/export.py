@@ -462,16 +462,16 @@ def _make_folders(path: Path) -> list[Path]:
     probe = path
     while True:
         try:
-            info = probe.lstat()
-        except FileNotFoundError:
+            probe.lstat()
+        except (FileNotFoundError, NotADirectoryError):  # missing, or under a file: look further up
             missing.append(probe)
             if probe.parent == probe:
                 break
             probe = probe.parent
             continue
-        except OSError as exc:  # e.g. a path under a file: "Not a directory"
+        except OSError as exc:
             raise _failed(probe, exc) from exc
-        if not stat.S_ISDIR(probe.stat().st_mode if stat.S_ISLNK(info.st_mode) else info.st_mode):
+        if not probe.is_dir():  # follows a symbolic link to a folder
             raise _failed(probe, "is a file, not a folder")
         break
     created: list[Path] = []

@@ -330,6 +330,8 @@ def test_a_path_under_a_file_is_one_line_naming_it(tmp_path):
         clip_trace().export(tmp_path / "notes.txt" / "deploy")
     text = one_line(info)
     assert text.endswith(f"{tmp_path / 'notes.txt'}: is a file, not a folder")
+    with pytest.raises(ln.ExportBlocked, match=r"notes.txt: is a file, not a folder$"):
+        clip_trace().export(tmp_path / "notes.txt" / "a" / "b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
