@@ -750,8 +750,8 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
             for backend in chosen]
     files = [file for _, _, file in plan] + [f"{yaml_name}.yaml"]
     commit = _Commit(target, files)
-    staging = commit.stage()
     try:
+        staging = commit.stage()
         written: list[tuple[Node, str, Path]] = []
         for node, backend, file in plan:
             try:
@@ -770,8 +770,11 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
             wanted = SUFFIX[canonical(node.export_with)] == SUFFIX[backend]
             if node.name not in models or (wanted and not models[node.name][2]):
                 models[node.name] = (backend, path, wanted)
-        text = _yaml_text(trace, report, {key: (backend, path) for key, (backend, path, _) in models.items()},
-                          validated=not reasons)
+        try:
+            text = _yaml_text(trace, report, {key: (backend, path) for key, (backend, path, _) in models.items()},
+                              validated=not reasons)
+        except OSError as exc:  # reading a staged model back for its checksums
+            raise _failed(target / Path(exc.filename).name if exc.filename else target, exc) from exc
         _write_file(staging / files[-1], text.encode(), target / files[-1])
         commit.commit()
     except BaseException:
