@@ -462,16 +462,16 @@ def _make_folders(path: Path) -> list[Path]:
     probe = path
     while True:
         try:
-            info = probe.lstat()
-        except FileNotFoundError:
+            probe.lstat()
+        except (FileNotFoundError, NotADirectoryError):  # missing, or under a file: look further up
             missing.append(probe)
             if probe.parent == probe:
                 break
             probe = probe.parent
             continue
-        except OSError as exc:  # e.g. a path under a file: "Not a directory"
+        except OSError as exc:
             raise _failed(probe, exc) from exc
-        if not stat.S_ISDIR(probe.stat().st_mode if stat.S_ISLNK(info.st_mode) else info.st_mode):
+        if not probe.is_dir():  # follows a symbolic link to a folder
             raise _failed(probe, "is a file, not a folder")
         break
     created: list[Path] = []
@@ -750,8 +750,8 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
             for backend in chosen]
     files = [file for _, _, file in plan] + [f"{yaml_name}.yaml"]
     commit = _Commit(target, files)
-    staging = commit.stage()
     try:
+        staging = commit.stage()
         written: list[tuple[Node, str, Path]] = []
         for node, backend, file in plan:
             try:
@@ -770,8 +770,11 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
             wanted = SUFFIX[canonical(node.export_with)] == SUFFIX[backend]
             if node.name not in models or (wanted and not models[node.name][2]):
                 models[node.name] = (backend, path, wanted)
-        text = _yaml_text(trace, report, {key: (backend, path) for key, (backend, path, _) in models.items()},
-                          validated=not reasons)
+        try:
+            text = _yaml_text(trace, report, {key: (backend, path) for key, (backend, path, _) in models.items()},
+                              validated=not reasons)
+        except OSError as exc:  # reading a staged model back for its checksums
+            raise _failed(target / Path(exc.filename).name if exc.filename else target, exc) from exc
         _write_file(staging / files[-1], text.encode(), target / files[-1])
         commit.commit()
     except BaseException:

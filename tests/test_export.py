@@ -330,6 +330,8 @@ def test_a_path_under_a_file_is_one_line_naming_it(tmp_path):
         clip_trace().export(tmp_path / "notes.txt" / "deploy")
     text = one_line(info)
     assert text.endswith(f"{tmp_path / 'notes.txt'}: is a file, not a folder")
+    with pytest.raises(ln.ExportBlocked, match=r"notes.txt: is a file, not a folder$"):
+        clip_trace().export(tmp_path / "notes.txt" / "a" / "b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
@@ -517,3 +519,47 @@ def test_a_reader_of_the_folder_never_sees_a_mix_of_two_exports(tmp_path):
         stop.set()
         thread.join()
     assert seen["mixed"] == 0 and seen["consistent"] > 0, seen
+
+
+# ------------------------------------------------------------------------------------------
+# one projection of the probe report (issue 7, item 5)
+# ------------------------------------------------------------------------------------------
+
+def test_the_yaml_the_graph_model_and_the_cli_share_probe_report_to_dict(seed_namespace, tmp_path):
+    import json
+
+    from leapp_notebook.render.model import graph_model
+
+    tr = ln.trace_cell(SEED_INTERP_CELL, seed_namespace)
+    report = tr.probe(n=6, seed=2)
+    projected = report.to_dict()
+    assert json.loads(json.dumps(projected)) == projected  # JSON-safe as it is
+    assert projected["passed"] is False and projected["failed"] == ["result"] and projected["baked"] == ["result"]
+    result = projected["outputs"]["result"]
+    assert result["passed"] is False and result["mismatches"] == 6 and result["baked"] is True
+    assert result["baked_constants"] == ["baked0"] and result["first_mismatch"].startswith("value at index")
+    assert graph_model(tr)["probe"] == projected
+    doc = yaml.safe_load(tr.export(tmp_path, force=True)[-1].read_text())
+    assert doc["probe"] == {key: projected[key] for key in ("n", "seed", "passed", "failed", "baked")}
+
+
+def test_non_finite_errors_project_as_strings():
+    from leapp_notebook.probe import OutputCheck, ProbeReport
+
+    check = OutputCheck("node", "y", (2,), "float32", mismatches=1, max_abs_err=float("inf"),
+                        max_rel_err=float("nan"))
+    report = ProbeReport(passed=False, n=2, seed=0, outputs={"y": check}, baked=[], sensitivity={},
+                         baked_constants={}, ranges={})
+    out = report.to_dict()["outputs"]["y"]
+    assert (out["max_abs_err"], out["max_rel_err"], out["passed"]) == ("inf", "nan", False)
+
+
+def test_the_magic_format_flag_takes_every_leapp_name():
+    from IPython.core.error import UsageError
+
+    from leapp_notebook import magic
+
+    options = magic.parse_options("--export d --format pt2,onnx-torchscript,jit-trace")
+    assert options.formats == ("pt2", "onnx-torchscript", "jit-trace")
+    with pytest.raises(UsageError, match="give one or more of jit, jit-script, jit-trace, onnx, onnx-dynamo"):
+        magic.parse_options("--export d --format torchscript")
