@@ -34,8 +34,6 @@ DTYPES = ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8"
 SHORT = {"b1": "b", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64", "u1": "u8", "u2": "u16", "u4": "u32",
          "u8": "u64", "f4": "f32", "f8": "f64", "c8": "c64", "c16": "c128"}
 # Rows returning NumPy's named tuples raise until session.py rebuilds them with ``_make`` (tests/test_parity.py).
-NEEDS_SESSION_HOOK = {"np.linalg.eigh", "np.linalg.qr", "np.linalg.slogdet", "np.linalg.svd", "np.unique_all",
-                      "np.unique_counts", "np.unique_inverse"}
 N_FRESH = 2
 # NumPy's default argsort is unstable (tie order unspecified); the graph's is stable: compared by the values
 # the indices select (docs/lookup.md, known approximations).
@@ -118,10 +116,7 @@ def table(results: dict[str, dict[str, str]]) -> str:
              "|---|---|---|---|---|"]
     for name, outcomes in results.items():
         row = rows[name]
-        if name in NEEDS_SESSION_HOOK:
-            recorded, reported = "needs the session's named-tuple hook", "-"
-        else:
-            recorded, reported = _cell(outcomes, "recorded"), _cell(outcomes, "reported")
+        recorded, reported = _cell(outcomes, "recorded"), _cell(outcomes, "reported")
         leapp = "records it" if row.leapp else "bakes it (error)"
         lines.append(f"| `{name}` | `{row.torch}` | {recorded} | {reported} | {leapp} |")
     counts = {k: sum(1 for o in results.values() for v in o.values() if v == k) for k in ("recorded", "reported")}
@@ -142,7 +137,7 @@ def main() -> int:
     args = parser.parse_args()
     results = coverage()
     failures = {f"{n} {dt}": o for n, r in results.items() for dt, o in r.items()
-                if o.startswith(("silent", "crash")) and n not in NEEDS_SESSION_HOOK}
+                if o.startswith(("silent", "crash"))}
     for where, outcome in failures.items():
         print(f"FAIL {where}: {outcome}", file=sys.stderr)
     text = DOC.read_text()

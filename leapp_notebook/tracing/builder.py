@@ -354,8 +354,12 @@ def _output_value(node: str, name: str, value: Any) -> tuple[str, Any]:
         return "torch", value.detach().clone()
     if isinstance(value, np.ndarray):
         return "numpy", np.array(value.view(np.ndarray), copy=True)
-    eager = np.asarray(value)
+    try:
+        eager = np.asarray(value)
+    except ValueError:  # a tuple of arrays of different shapes, say
+        eager = np.asarray(None)
     if eager.dtype.kind not in "biufc":
-        raise TraceError(f"output '{name}' of node '{node}' is a {type(value).__name__}, not a numeric array")
+        raise TraceError(f"output '{name}' of node '{node}' is a {type(value).__name__}, not a numeric array: "
+                         "declare each array as an output of its own")
     return "numpy", np.array(eager, copy=True)
 

@@ -49,7 +49,10 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         builder.report("scalar-key-baked", line, [node.name], location=location, what=what,
                        type=type(eager).__name__, const=node.name)
         return sess.wrap(builder, eager, node)
-    graph_key, reversed_dims, advanced = _graph_key(sess, builder, array, key_tuple, line, helper)
+    graph_key, reversed_dims, pre_flips, advanced = _graph_key(sess, builder, array, key_tuple, line, helper)
+    flipped_first = None
+    if pre_flips:
+        source = flipped_first = emit("call_function", torch.flip, (source, tuple(pre_flips)))
     if reversed_dims and advanced:
         node = builder.const(np.asarray(eager), baked=True, origin=f"x{text} at line {line}", line=line,
                              source_nodes=[source.name], helper=helper)
@@ -58,10 +61,12 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         return sess.wrap(builder, eager, node)
     node = emit("call_function", operator.getitem,
                 (source, graph_key if len(graph_key) != 1 else graph_key[0]))
-    if reversed_dims:
+    if reversed_dims or pre_flips:
         if sess.profile == "full":
-            node = emit("call_function", torch.flip, (node, tuple(reversed_dims)))
-            builder.report("reversed-flipped", line, [node.name], location=location,
+            if reversed_dims:
+                node = emit("call_function", torch.flip, (node, tuple(reversed_dims)))
+            marked = [flipped_first.name, node.name] if flipped_first is not None else [node.name]
+            builder.report("reversed-flipped", line, marked, location=location,
                            expr=f"{sess.name_of(array) or 'x'}{text}")
         else:
             builder.report("reversed-unreversed", line, [node.name], location=location,
@@ -71,15 +76,17 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
             f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
         builder.report("scalar-key-kept", line, [node.name], location=location, what=what)
     traced = sess.wrap(builder, eager, node)
-    if not reversed_dims and not advanced:
+    if not reversed_dims and not pre_flips and not advanced:
         update(node, view=True)  # basic indexing: NumPy's value is a view of the source, same layout
     return traced
 
 
 def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[Any, ...], line: int | None,
                helper: str | None, *, for_setitem: bool = False) -> tuple[tuple[Any, ...], list[int], bool]:
-    """Translate a NumPy key: traced index arrays become int64 nodes, reversed slices positive ones
-    (their output dims are returned so the caller can flip them), lists become constants."""
+    """Translate a NumPy key: traced index arrays become int64 nodes, reversed slices positive ones (their
+    output dims are returned so the caller can flip them; in ``full`` a whole-axis reversal ``x[::-k]`` returns
+    its input dim instead, to flip before indexing, which holds whatever the axis length), lists become
+    constants."""
     ndim = array.ndim
     consumed = 0
     for comp in key_tuple:
@@ -91,6 +98,7 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
             consumed += 1
     graph_key: list[Any] = []
     reversed_dims: list[int] = []
+    pre_flips: list[int] = []
     advanced = False
     in_dim = 0
     out_dim = 0
@@ -114,7 +122,11 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
             if step is not None and step < 0:
                 size = array.shape[in_dim]
                 idx = range(*slice(start, stop, step).indices(size))
-                if len(idx) == 0:
+                if start is None and stop is None and not for_setitem and sess.profile == "full":
+                    # x[::-k] is flip(x)[::k] whatever the length (a masked selection's varies): flip first
+                    graph_key.append(slice(None, None, -step if step != -1 else None))
+                    pre_flips.append(in_dim)
+                elif len(idx) == 0:
                     graph_key.append(slice(0, 0, None))
                 elif for_setitem:
                     graph_key.append(builder.const(np.asarray(list(idx), dtype=np.int64), baked=False,
@@ -151,7 +163,7 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
                 advanced = True
             in_dim += max(plain_comp.ndim, 1) if plain_comp.dtype == np.bool_ else 1
             out_dim += 1
-    return tuple(graph_key), reversed_dims, advanced
+    return tuple(graph_key), reversed_dims, pre_flips, advanced
 
 def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     key_tuple = key if type(key) is tuple else (key,)
@@ -186,7 +198,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
         base = prov.node
     else:
         base = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
-    graph_key, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
+    graph_key, _, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
     if isinstance(value, (np.ndarray, np.generic)):
         graph_val = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     else:

@@ -147,6 +147,15 @@ def _needs_plain(value: Any, in_place: bool) -> bool:
     return type(value) in (list, tuple, dict)
 
 
+def rebuilt(original: Any, items: Iterable[Any]) -> Any:
+    """A sequence of ``original``'s type holding ``items``: a list, a tuple, a named tuple (NumPy's EighResult,
+    ``_make``) or torch's return types (one sequence argument)."""
+    kind = type(original)
+    if hasattr(kind, "_make"):
+        return kind._make(items)
+    return kind(list(items)) if kind not in (list, tuple) else kind(items)
+
+
 def tensor_version(tensor: torch.Tensor) -> int:
     """torch's write counter of a tensor's memory (inference tensors keep none: they cannot be written)."""
     return 0 if tensor.is_inference() else tensor._version

@@ -30,6 +30,7 @@ from .provenance import (
     fingerprint,
     iter_traced,
     plain,
+    rebuilt,
     root,
     tensor_version,
 )
@@ -263,7 +264,7 @@ class Session:
         """The traced value of ``result`` (NumPy's or torch's eager result), bound to ``nodes``; lists and tuples
         of results pair up with lists of nodes."""
         if isinstance(nodes, list):
-            return type(result)(self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False))
+            return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
         if isinstance(result, torch.Tensor):
             result._lp = Provenance(builder, nodes, tensor_version(result))
             if isinstance(nodes, torch.fx.Node):
@@ -304,7 +305,7 @@ class Session:
             builder.report("not-in-lookup-many", line, parts, name=name, location=location, pending_reach=True,
                            recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
                            const=", ".join(parts))
-            return type(result)(wrapped)
+            return rebuilt(result, wrapped)
         if isinstance(result, (np.ndarray, np.generic)):
             array = np.asarray(plain(result, depth=0))
             if array.dtype.kind not in "biufc":

@@ -25,7 +25,7 @@ from torch.overrides import TorchFunctionMode
 from . import leapp_defects, torch_impl
 from . import session as _session
 from .facts import ModuleFacts, update
-from .provenance import builder_of, iter_traced, plain
+from .provenance import builder_of, iter_traced, plain, rebuilt
 
 _ORIGINAL: dict[str, Any] = {}
 
@@ -201,7 +201,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=display(func),
                               location=location, helper=helper) for i in range(len(result))]
-        return type(result)([sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
+        return rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     if isinstance(result, torch.Tensor):
         return sess.wrap(builder, result, node)
     node.graph.erase_node(node)
@@ -436,7 +436,7 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     elif isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=f"{name}(...)[{i}]",
                               location=location, helper=helper) for i in range(len(result))]
-        wrapped = type(result)(sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True))
+        wrapped = rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     else:
         return _unrecorded(sess, builder, f"{name}(...)", result, line, location, helper, [node.name])
     return wrapped
