@@ -15,7 +15,7 @@ import torch.fx
 from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
-from .facts import KEY, NodeFacts, derive, facts, make, update
+from .facts import KEY, NodeFacts, facts, make, update
 from .provenance import ancestors, depends_on_inputs, output_node
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
@@ -296,7 +296,8 @@ class DtypePass(torch.fx.Interpreter):
             if info.shape is not None and shape != tuple(info.shape):
                 self.builder.report("shape-differs", info.line, [n.name], call=info.numpy or n.name,
                                     got=shape, want=tuple(info.shape))
-            n.meta[KEY] = derive(info, {"graph_shape": shape, "graph_dtype": dtype_name(value.dtype)})
+            # completed where it stands: each node owns its facts record (a cast got a copy above)
+            info.__dict__.update(graph_shape=shape, graph_dtype=dtype_name(value.dtype))
         return value
 
     def run(self, *args: Any, **kwargs: Any) -> Any:

@@ -10,6 +10,7 @@ removes the hooks around the cell.
 from __future__ import annotations
 
 import difflib
+import functools
 import weakref
 from _thread import get_ident
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,9 @@ class Session:
         self.array_type = array_type
         self.thread = get_ident()
         self.namespace: dict[str, Any] = {}
+        # where(): the cell line that led here, the library location when a library made the call, and the
+        # helper function the call happened in (a partial, not a method: it runs for every recorded call)
+        self.where = functools.partial(cell_site, filename, 2)
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
@@ -88,10 +92,6 @@ class Session:
             return ""
         return self.lines[line - 1]
 
-    def where(self) -> tuple[int | None, str | None, str | None]:
-        """The cell line that led here, the library location when a library made the call, and the
-        name of the helper function the call happened in (None at the cell's top level)."""
-        return cell_site(self.filename, 3)
 
     def eager(self) -> "_Suspended":
         """``with sess.eager():`` runs NumPy untraced (a plain object: this sits on every recorded call)."""
