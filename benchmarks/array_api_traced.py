@@ -94,25 +94,28 @@ _UNSPECIFIED_VALUES = {"empty_like", "empty"}
 
 
 def _same(want: Any, have: np.ndarray, values: bool = True, signed_zeros: bool = True) -> bool:
-    """Equal shape and dtype; equal values (floats within a dtype tolerance, with the same nan/inf positions
-    and, unless ``signed_zeros`` is False, the same signed zeros)."""
+    """Equal shape and dtype; equal values (floats within a dtype tolerance of the largest finite magnitude,
+    with the same nan/inf positions and, unless ``signed_zeros`` is False, the same signed zeros)."""
     want = np.asarray(want)
     if want.shape != have.shape or want.dtype != have.dtype:
         return False
     if not values:
         return True
-    if want.dtype.kind == "c":
-        return _same(want.real, have.real, True, signed_zeros) and _same(want.imag, have.imag, True, signed_zeros)
-    if want.dtype.kind == "f" and signed_zeros:
-        zeros = (want == 0) & (have == 0)
-        if np.any(np.signbit(want[zeros]) != np.signbit(have[zeros])):
-            return False
-        rtol = _TOLERANCE.get(want.dtype.char, 1e-9)
-        finite = want[np.isfinite(want)]
-        scale = float(np.max(np.abs(finite), initial=1.0)) if finite.size else 1.0
+    if want.dtype.kind not in "fc":
+        return bool(np.array_equal(have, want))
+    rtol = _TOLERANCE.get(want.dtype.char, 1e-9)
+    finite = np.abs(want[np.isfinite(want)])
+    scale = float(np.max(finite, initial=1.0)) if finite.size else 1.0
+    parts = [(want.real, have.real), (want.imag, have.imag)] if want.dtype.kind == "c" else [(want, have)]
+    for w, h in parts:
+        if signed_zeros:
+            zeros = (w == 0) & (h == 0)
+            if np.any(np.signbit(w[zeros]) != np.signbit(h[zeros])):
+                return False
         with np.errstate(all="ignore"):
-            return bool(np.allclose(have, want, rtol=rtol, atol=rtol * scale, equal_nan=True))
-    return bool(np.array_equal(have, want))
+            if not np.allclose(h, w, rtol=rtol, atol=rtol * scale, equal_nan=True):
+                return False
+    return True
 
 
 def _same_sorted(x: np.ndarray, want: Any, have: np.ndarray, kwargs: dict[str, Any]) -> bool:
