@@ -28,7 +28,7 @@ SUITE = next((p / "shared" / "third_party" / "array-api-tests" for p in ROOT.par
               if (p / "shared" / "third_party" / "array-api-tests").is_dir()),
              ROOT.parent / "shared" / "third_party" / "array-api-tests")
 TRACED_MODULE = "exec('import benchmarks.array_api_traced as m; xp = m.namespace()')"
-KINDS = ("faithful", "reported", "refused", "silent")
+KINDS = ("faithful", "reported", "refused", "silent", "signed-zero", "tie-order")
 
 
 def run_suite(suite: Path, module: str, workdir: Path, tag: str, max_examples: int, files: list[str],

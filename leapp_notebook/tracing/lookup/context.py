@@ -160,10 +160,13 @@ class BuildContext:
         value fits and wrap-around agrees modulo 2**bits; the session's dtype pass casts the result back.
         uint64 has no wider dtype: rows whose arithmetic is exact modulo 2**64 (``uint64="wrap"`` on the row:
         +, -, *, bitwise, data movement) compute in int64; any other is refused."""
+        kind = dtype.kind
+        if kind != "u" and kind != "c":  # the hot path: every recorded operand passes here
+            return dtype
         wider = _WIDER.get(dtype)
         if wider is not None:
             return wider
-        if dtype.kind == "c" and self.extra.get("orders"):
+        if kind == "c" and self.extra.get("orders"):
             raise Unsupported(f"torch cannot order complex numbers ({self._name.split('.')[-1]}); NumPy orders them "
                               "lexicographically")
         if dtype == _U64:

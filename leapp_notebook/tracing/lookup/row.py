@@ -82,7 +82,10 @@ class Checked:
 
     def __call__(self, ctx: BuildContext) -> Any:
         known, rejected = self.reads, self.rejects
-        for name, value in ctx.eager.items():
+        eager = ctx.eager
+        if known is not None and known.issuperset(eager):  # the common case: every argument is read
+            eager = {}
+        for name, value in eager.items():
             if value is None or value is np._NoValue or (known is None and name not in rejected):
                 continue
             if known is not None and name in known:
