@@ -235,7 +235,8 @@ _fn(np.linalg.vector_norm, linalg.build_vector_norm,                        "tor
 _fn(np.linalg.matrix_norm, linalg.build_matrix_norm,                        "torch.linalg.matrix_norm",
     display="np.linalg.matrix_norm")
 _fn(np.linalg.inv,         linalg.linalg_unary(torch.linalg.inv),           "torch.linalg.inv", display="np.linalg.inv")
-_fn(np.linalg.det,         linalg.linalg_unary(torch.linalg.det),           "torch.linalg.det", display="np.linalg.det")
+_fn(np.linalg.det,         linalg.linalg_unary(torch.linalg.det, complex_differs=True), "torch.linalg.det",
+    display="np.linalg.det")
 _fn(np.linalg.solve,       linalg.build_solve,                              "torch.linalg.solve",
     display="np.linalg.solve")
 for _name, _torch_fn, _many in (("fft", torch.fft.fft, False), ("ifft", torch.fft.ifft, False),

@@ -166,9 +166,15 @@ def build_matrix_norm(ctx: BuildContext) -> Any:
     return _norm(ctx, "x", ctx.static("ord", "fro"), (-2, -1), _keepdims(ctx), matrix=True)
 
 
-def linalg_unary(torch_fn: Any) -> Callable[[BuildContext], Any]:
+def linalg_unary(torch_fn: Any, complex_differs: bool = False) -> Callable[[BuildContext], Any]:
+    """np.linalg.inv/det. ``complex_differs``: torch's complex kernel differs from NumPy's LAPACK result on
+    infinite entries (det: nan+nanj where NumPy gives -inf+infj), so complex input is refused."""
+
     @reads("a")
     def build(ctx: BuildContext) -> Any:
+        if complex_differs and ctx.result_dtype.kind == "c":
+            raise Unsupported(f"torch's complex {torch_fn.__name__.removeprefix('linalg_')} differs from NumPy's "
+                              "on infinite entries")
         return ctx.call(torch_fn, ctx.tensor("a", ctx.result_dtype))
 
     return build
