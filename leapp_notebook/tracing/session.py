@@ -13,7 +13,7 @@ import difflib
 import functools
 import weakref
 from _thread import get_ident
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import torch
@@ -60,12 +60,14 @@ def active() -> "Session | None":
 class Session:
     """One running trace of one cell."""
 
-    def __init__(self, source: str, filename: str, profile: str, array_type: "type[TracedArray]"):
+    def __init__(self, source: str, filename: str, profile: str, array_type: "type[TracedArray]",
+                 on_first_tensor: Callable[[], None] | None = None):
         self.source = source
         self.lines = cell_lines(source)
         self.filename = filename
         self.profile = profile
         self.array_type = array_type
+        self.on_first_tensor = on_first_tensor  # called once, when the first traced tensor appears
         self.thread = get_ident()
         self.namespace: dict[str, Any] = {}
         # where(): the cell line that led here, the library location when a library made the call, and the
@@ -266,6 +268,9 @@ class Session:
         if isinstance(nodes, list):
             return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
         if isinstance(result, torch.Tensor):
+            if self.on_first_tensor is not None:
+                self.on_first_tensor()
+                self.on_first_tensor = None
             result._lp = Provenance(builder, nodes, tensor_version(result))
             if isinstance(nodes, torch.fx.Node):
                 _set_value_facts(nodes, tuple(result.shape), dtype_name(result.dtype), "torch", False)

@@ -450,14 +450,21 @@ _CONVERTED = ("as_tensor", "tensor", "asarray")
 
 
 def install() -> None:
-    """Patch what a mode cannot see: ``torch.from_numpy``, the array conversions, ``nn.Module.__call__``."""
+    """Patch what a mode cannot see: ``torch.from_numpy`` and the array conversions. ``nn.Module.__call__``
+    is patched by :func:`watch_modules` when the first traced tensor appears (a module can only be called on
+    traced data after that), so a NumPy-only cell does not pay for re-typing every nn.Module subclass."""
     _ORIGINAL["from_numpy"] = torch.from_numpy
     torch.from_numpy = _from_numpy
     for name in _CONVERTED:
         _ORIGINAL[name] = getattr(torch, name)
         setattr(torch, name, _conversion(name))
-    _ORIGINAL["Module.__call__"] = torch.nn.Module.__call__
-    torch.nn.Module.__call__ = _module_call
+
+
+def watch_modules() -> None:
+    """Record ``nn.Module`` calls on traced data from now until :func:`uninstall` (idempotent)."""
+    if "Module.__call__" not in _ORIGINAL:
+        _ORIGINAL["Module.__call__"] = torch.nn.Module.__call__
+        torch.nn.Module.__call__ = _module_call
 
 
 def uninstall() -> dict[int, Any]:
