@@ -217,6 +217,12 @@ y = x * 2
 pair = Pair(y, 1)
 def scaled(v, k=y):
     return v * y + k
+def make_closure():
+    held = y * 1
+    def inner(v):
+        return v * held
+    return inner
+inner = make_closure()
 class Box:
     def __init__(self, v):
         self.v = v
@@ -235,8 +241,8 @@ np.ones = my_ones
         assert type(namespace["pair"].a) is np.ndarray and type(namespace["pair"]).__name__ == "Pair"
         fn = namespace["scaled"]
         assert type(fn.__defaults__[0]) is np.ndarray
-        assert all(type(c.cell_contents) is np.ndarray for c in fn.__closure__ or ()
-                   if isinstance(c.cell_contents, np.ndarray))
+        (held,) = namespace["inner"].__closure__
+        assert type(held.cell_contents) is np.ndarray
         assert type(namespace["box"].v) is np.ndarray
     finally:
         np.ones = original_ones

@@ -11,6 +11,7 @@ result per output; and the legend entries the graph uses. The schema is describe
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter
 from typing import Any, Callable
 
@@ -213,15 +214,19 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
 
 
 MODULE_OPS_SHOWN = 200
+_MODULE_OPS: weakref.WeakKeyDictionary[Any, list[dict[str, str]] | None] = weakref.WeakKeyDictionary()
 
 
 def module_ops(module: Any) -> list[dict[str, str]] | None:
     """The ops inside an nn.Module node, for renderers that expand it: torch.fx's symbolic trace of the module
     (``{"name", "op", "target"}`` each, at most MODULE_OPS_SHOWN); None when fx cannot trace it (control flow on
     values, say)."""
+    if module in _MODULE_OPS:  # the model is rebuilt on every display and probe: trace each module once
+        return _MODULE_OPS[module]
     try:
         traced = torch.fx.symbolic_trace(module)
     except Exception:  # noqa: BLE001 - any module fx cannot trace: shown folded, not expandable
+        _MODULE_OPS[module] = None
         return None
     ops = []
     for n in traced.graph.nodes:
@@ -232,6 +237,7 @@ def module_ops(module: Any) -> list[dict[str, str]] | None:
         ops.append({"name": n.name, "op": n.op, "target": target, "type": kind})
         if len(ops) == MODULE_OPS_SHOWN:
             break
+    _MODULE_OPS[module] = ops
     return ops
 
 
