@@ -256,6 +256,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     # passes over them cost more than the recording itself, and nothing here makes reference cycles
     # that must be freed before the trace ends.
     gc_was_enabled = gc.isenabled()
+    cell_ran = False  # the collector stays off through finish() too when the cell ran (finish builds the graph)
     gc.disable()
     _install()
     _session.ACTIVE = sess
@@ -289,6 +290,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         if not sess.builders:
             raise TraceError("the cell declared no node: pass inputs=[...] and outputs=[...], or call "
                              "annotate.input_tensors(...) and annotate.output_tensors(...) in the cell")
+        cell_ran = True
     finally:
         mode.__exit__(None, None, None)
         _session.ACTIVE = None
@@ -297,9 +299,13 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             if namespace.get(name) is alias and name in snapshot:
                 namespace[name] = snapshot[name]
         _clean_namespace(namespace, filename, wrappers)
+        if gc_was_enabled and not cell_ran:
+            gc.enable()
+    try:
+        nodes = sess.finish()
+    finally:
         if gc_was_enabled:
             gc.enable()
-    nodes = sess.finish()
     return Trace(nodes, source=source, namespace=snapshot, profile=profile,
                  explicit=(input_names, output_names, node) if input_names is not None else None)
 

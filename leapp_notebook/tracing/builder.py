@@ -85,6 +85,13 @@ class NodeBuilder:
         self.export_with = "jit"
         self.sources: dict[str, str] = {}
         self.node: Node | None = None
+        # Nodes emitted but not yet checked against NumPy's dtype and shape (tracing/replay.py settles the
+        # nodes of each recorded call; whatever is left here, the dtype pass checks when the node closes).
+        self.fresh: list[torch.fx.Node] = []
+        self.settled: list[torch.fx.Node] = []  # the nodes replay.settle checked last, from index settled_from
+        self.settled_from = -1
+        self.last_casts: dict[torch.fx.Node, torch.fx.Node] = {}
+        self.n_reports = 0  # hazards reported so far (a call that reports one is not replayed)
 
     # -------------------------------------------------------------- graph construction
     def add_input(self, name: str, value: Any) -> Any:
@@ -121,6 +128,7 @@ class NodeBuilder:
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
              *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
+        self.fresh.append(node)
         if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype) \
                 and numpy.startswith(("np.", "ndarray.")) and numpy not in _CONVERSIONS:
             # a cast the lookup inserted for NumPy's dtype rules (its facts name the call it serves)
@@ -152,6 +160,7 @@ class NodeBuilder:
         tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
         self.root.register_buffer(attr, tensor)
         node = self.graph.create_node("get_attr", attr, name=("baked" if baked else "const") + str(self.n_const - 1))
+        self.fresh.append(node)
         preview = tuple(array.ravel()[:6].tolist()) if array.size else ()
         node.meta[KEY] = NodeFacts(line=line, numpy="constant", torch="constant", helper=helper, shape=array.shape,
                                    dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
@@ -184,6 +193,7 @@ class NodeBuilder:
         """Report a hazard of ``cause`` (tracing/hazards.py ``CAUSES``) at cell ``line``; ``pending_reach``: an
         error only if its graph nodes reach an output (settled when the node closes)."""
         sess = self.session
+        self.n_reports += 1
         hazard, new = hz.add(self.hazards, cause, line, graph_nodes, node=self.name, profile=sess.profile,
                              code=sess.line_text(line), name=name, location=location, severity=severity, fix=fix,
                              recorded_by_full=recorded_by_full, **fields)
@@ -240,11 +250,14 @@ class NodeBuilder:
             if not any(name in reaching for name in hazard.graph_nodes):
                 hazard.severity = "warning"
                 hazard.message += " Its result does not reach any output of the node."
-        # The dtype pass runs on the bare graph, so fx generates the module's code once, after it.
-        samples = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v, order="C"))
-                   for v in self.sample_inputs.values()]
-        with torch.no_grad():
-            DtypePass(self.root, self.graph, self).run(*samples)
+        # Recorded calls were checked one by one as they were made (tracing/replay.py); the dtype pass runs
+        # only when some node could not be (it runs on the bare graph, so fx generates code once, after it).
+        if any(n.op != "get_attr" for n in self.fresh):  # constants need no check
+            samples = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v, order="C"))
+                       for v in self.sample_inputs.values()]
+            with torch.no_grad():
+                DtypePass(self.root, self.graph, self).run(*samples)
+            self.fresh.clear()
         module = graph_module(self.root, self.graph, f"LeappNode_{_identifier(self.name)}")
         hazards = sorted(self.hazards.values(), key=lambda h: (h.line or 0, h.kind))
         self.node = Node(name=self.name, graph=module, inputs=list(self.inputs), outputs=list(self.outputs),

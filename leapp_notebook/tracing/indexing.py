@@ -11,9 +11,9 @@ import numpy as np
 import torch
 import torch.fx
 
-from . import torch_impl
+from . import replay, torch_impl
 from .dtypes import dtype_name
-from .facts import update
+from .facts import KEY, facts, update
 from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
 
 if TYPE_CHECKING:
@@ -32,6 +32,35 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     if builder.closed:
         return eager
     line, location, helper = sess.where()
+    # a key recorded before on an operand of the same dtype and shape: its nodes again (tracing/replay.py)
+    params = {"a": array, "k": key_tuple}
+    signature = replay.signature(sess, builder, _GETITEM, sess.profile, params, None, eager)
+    template = replay.TEMPLATES.get(signature) if signature is not None else None
+    if template is not None and template is not replay.NO_TEMPLATE:
+        nodes, _ = replay.replay(template, builder, params, line, location, helper)
+        traced = sess.wrap(builder, eager, nodes)
+        if template.after:
+            nodes.meta[KEY].__dict__.update(template.after)
+        return traced
+    start, reports = len(builder.fresh), builder.n_reports
+    builder.settled_from = -1
+    traced = _getitem(sess, builder, array, key_tuple, eager, line, location, helper, iterating, start)
+    if signature is not None and template is None:
+        node = traced._lp.node if isinstance(traced, np.ndarray) and traced._lp is not None else None
+        captured = None
+        if builder.n_reports == reports and builder.settled_from == start and node is not None:
+            captured = replay.capture(builder, params, node, builder.last_casts, None)
+            if captured is not None and facts(node).view:
+                captured.after = {"view": True}
+        replay.store(signature, captured)
+    return traced
+
+
+_GETITEM = object()  # the signature's row for indexing
+
+
+def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[Any, ...], eager: Any,
+             line: int | None, location: str | None, helper: str | None, iterating: bool, start: int) -> Any:
     text = _key_text(key_tuple)
 
     def emit(op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None):
@@ -78,6 +107,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     traced = sess.wrap(builder, eager, node)
     if not reversed_dims and not pre_flips and not advanced:
         update(node, view=True)  # basic indexing: NumPy's value is a view of the source, same layout
+    replay.settle(sess, builder, start, (array, key_tuple), traced)
     return traced
 
 
@@ -192,6 +222,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
             builder.report("write-into-untraced", line, [], location=location,
                            target=f"{sess.name_of(array) or 'x'}{_key_text(key_tuple)}")
         return
+    start = len(builder.fresh)
     if _writes_back(sess, array, eager, key, value):
         # `z[1:3] *= 2`: Python writes the modified view back; the only write since z got its node is
         # the one through that very view, and this assignment covers exactly its region.
@@ -211,6 +242,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
                         line=line, numpy=f"x{_key_text(key_tuple)} = ...", location=location, helper=helper)
     update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
     array._lp = Provenance(builder, node, version)
+    replay.settle(sess, builder, start, (value, key_tuple), array, known={base: eager})
 
 def _writes_back(sess: Session, array: Any, eager: np.ndarray, key: Any, value: Any) -> bool:
     prov, value_prov = array._lp, provenance(value)

@@ -201,6 +201,11 @@ _BY_NAME: dict[str, list[Defect]] = {}
 for _defect in DEFECTS:
     for _name in _defect.names:
         _BY_NAME.setdefault(_name, []).append(_defect)
+# Predicates that read more than a call's signature (how the call was spelled at its call site, or the data):
+# their names are judged on every call; every other answer is kept with the call's recording template
+# (tracing/replay.py).
+_PER_CALL_PREDICATES = frozenset({lambda_ufunc, bitwise_operator, rejected_arguments, zero_divisor})
+DYNAMIC = frozenset(name for defect in DEFECTS if defect.applies in _PER_CALL_PREDICATES for name in defect.names)
 # A method is also judged by the function call LEAPP's wrapper makes.
 _METHOD_NAMES = frozenset(f"ndarray.{m}" for m in METHOD_FORWARDS) | _LEAPP_METHODS
 

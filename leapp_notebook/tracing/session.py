@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.fx
 
-from . import leapp_defects, ops
+from . import leapp_defects, ops, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name
 from .facts import KEY, facts
@@ -228,6 +228,19 @@ class Session:
         else:
             scalar_result = False
         nodes: Any = None
+        template = key = None
+        if recorded:
+            key = replay.signature(self, builder, row, name, params, extra, result)
+            template = replay.TEMPLATES.get(key) if key is not None else None
+            if template is replay.NO_TEMPLATE:
+                template, key = None, None
+        if template is not None:
+            # a signature recorded before: its nodes again, for this call's operands and line
+            nodes, marked = replay.replay(template, builder, params, line, location, helper)
+            finding = replay.finding_of(template, name, eager_params, result)
+            self._after_build(builder, row, name, marked, result, scalar_result, line, location, finding)
+            return self.wrap(builder, result, nodes)
+        start, reports = len(builder.fresh), builder.n_reports
         if recorded:
             ctx = ops.BuildContext(params, eager_params, result, extra or {}, session=self, builder=builder,
                                    line=line, location=location, helper=helper, name=name)
@@ -237,10 +250,10 @@ class Session:
                 recorded = False
                 reason = f" with these arguments ({exc})"
         if not recorded:
+            if key is not None:
+                replay.store(key, None)
             return self.untraced(builder, row, name, params, result, line, location, helper, reason)
-        if scalar_result and isinstance(nodes, torch.fx.Node):
-            builder.report("scalar-result-kept", line, [nodes.name], name=name, location=location,
-                           type=type(result).__name__)
+        finding = None
         if row.leapp:
             # A call LEAPP's own lookup records wrongly (tracing/leapp_defects.py: one dict lookup by name,
             # predicates only for names with defects): our graph is right, LEAPP's export would not be.
@@ -248,19 +261,40 @@ class Session:
                 finding = leapp_defects.find(name, eager_params, result)
             except Exception as exc:  # noqa: BLE001 - a catalogue defect must not stop the user's trace
                 finding = None
+                key = None
                 builder.report("leapp-check-failed", line, [], name=name, location=location, severity="warning",
                                error=f"{type(exc).__name__}: {exc}")
-            if finding is not None:
-                last = nodes[-1] if isinstance(nodes, list) else nodes
-                builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, torch.fx.Node) else [],
-                               name=name, location=location,
-                               severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
-                               what=finding.message)
+        built_reports = builder.n_reports
+        self._after_build(builder, row, name, nodes, result, scalar_result, line, location, finding)
+        traced = self.wrap(builder, result, nodes)
+        casts = replay.settle(self, builder, start, params.values(), traced)
+        if key is not None:
+            template = None
+            if casts is not None and reports == built_reports and builder.n_reports == built_reports + (
+                    finding is not None) + (self.profile == "full" and not row.leapp) + (
+                    scalar_result and isinstance(nodes, torch.fx.Node)):
+                template = replay.capture(builder, params, nodes, casts,
+                                          replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC else finding)
+            replay.store(key, template)
+        return traced
+
+    def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
+                     scalar_result: bool, line: int | None, location: str | None, finding: Any) -> None:
+        """The hazards of a recorded call: a NumPy scalar result kept traced, what LEAPP records wrongly, and
+        (in ``full``) that LEAPP does not record the call at all."""
+        if scalar_result and isinstance(nodes, torch.fx.Node):
+            builder.report("scalar-result-kept", line, [nodes.name], name=name, location=location,
+                           type=type(result).__name__)
+        if finding is not None:
+            last = nodes[-1] if isinstance(nodes, list) else nodes
+            builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, torch.fx.Node) else [],
+                           name=name, location=location,
+                           severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
+                           what=finding.message)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, torch.fx.Node) else [],
                            name=name, location=location, severity="warning")
-        return self.wrap(builder, result, nodes)
 
     def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
         """The traced value of ``result`` (NumPy's or torch's eager result), bound to ``nodes``; lists and tuples

@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch.overrides import TorchFunctionMode
 
-from . import leapp_defects, torch_impl
+from . import leapp_defects, replay, torch_impl
 from . import session as _session
 from .facts import ModuleFacts, update
 from .provenance import builder_of, iter_traced, plain, rebuilt
@@ -141,6 +141,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
         return value
     builder = prov.builder
     line, location, helper = sess.where()
+    start = len(builder.fresh)
     source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if attr == "data":
         _leapp_portability(sess, builder, "Tensor.data", (tensor,), {}, [source.name], line, location)
@@ -154,6 +155,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
                             location=location, helper=helper)
     else:
         return _unrecorded(sess, builder, f"Tensor.{attr}", value, line, location, helper, [source.name])
+    replay.trusted(builder, start)
     return sess.wrap(builder, value, node)
 
 
@@ -185,6 +187,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs)):
         builder.report("random", line, [], name=name, location=location, call=display(func))
     # graph values first: an in-place op bumps its tensor's version, which would make it look stale
+    start = len(builder.fresh)
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
@@ -201,10 +204,13 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=display(func),
                               location=location, helper=helper) for i in range(len(result))]
+        replay.trusted(builder, start)
         return rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     if isinstance(result, torch.Tensor):
+        replay.trusted(builder, start)
         return sess.wrap(builder, result, node)
     node.graph.erase_node(node)
+    del builder.fresh[start:]
     sources = [v._lp.node.name for v in iter_traced(args, builder)]
     return _unrecorded(sess, builder, display(func), result, line, location, helper, sources)
 
@@ -326,11 +332,14 @@ def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eage
     if builder is None or builder.closed:
         return eager
     line, location, helper = sess.where()
+    start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != _numpy_dtype(tensor):
         node = builder.emit("call_method", "to", (node, torch.from_numpy(eager[:0]).dtype), line=line, numpy=what,
                             location=location, helper=helper)
-    return sess.wrap(builder, eager, node)
+    traced = sess.wrap(builder, eager, node)
+    replay.settle(sess, builder, start, (tensor,), traced)
+    return traced
 
 
 def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
@@ -343,6 +352,7 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
     if builder is None or builder.closed:
         return eager
     line, location, helper = sess.where()
+    start = len(builder.fresh)
     if isinstance(value, np.ndarray):
         node = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     else:  # a list of traced values: stacked
@@ -352,7 +362,9 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
     node = builder.emit("call_method", "to", (node, eager.dtype), line=line, numpy=what, location=location,
                         helper=helper) if dtype is not None or not isinstance(value, np.ndarray) else node
     _leapp_portability(sess, builder, what, (value,), {"dtype": dtype}, [node.name], line, location)
-    return sess.wrap(builder, eager, node)
+    traced = sess.wrap(builder, eager, node)
+    replay.settle(sess, builder, start, (value,), traced)
+    return traced
 
 
 def _from_numpy(array: Any) -> torch.Tensor:
@@ -420,6 +432,7 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     with sess.eager():
         result = original(module, *args, **kwargs)
     target = builder.module(module, name)
+    start = len(builder.fresh)
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
     node = builder.emit("call_module", target, tuple(graph_args), graph_kwargs, line=line, numpy=f"{name}(...)",
@@ -432,10 +445,12 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
                        dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
     if isinstance(result, torch.Tensor):
+        replay.trusted(builder, start)
         wrapped = sess.wrap(builder, result, node)
     elif isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=f"{name}(...)[{i}]",
                               location=location, helper=helper) for i in range(len(result))]
+        replay.trusted(builder, start)
         wrapped = rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     else:
         return _unrecorded(sess, builder, f"{name}(...)", result, line, location, helper, [node.name])

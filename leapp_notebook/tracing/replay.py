@@ -1,0 +1,376 @@
+"""The recording cache: a NumPy call recorded once per call signature, replayed for every later call.
+
+A cell's loop makes the same calls again and again (``np.tanh`` of a float32 (8, 16) array, ``h * 0.5``).
+What the lookup emits for a call depends only on its *signature*: the row, the dtype and shape of every
+traced operand, the Python scalars and static arguments by value, and the eager result's dtype and shape
+(tests/test_replay.py holds every family of rows to that). So the first call of a signature runs the row's
+builder, then :func:`settle` checks what it emitted against NumPy, once, on the call's own eager values
+(torch's dtype and shape for each result; a cast where torch's dtype differs): the check the node's dtype
+pass would otherwise make on the whole graph when the node closes. If nothing in the call needs a per-call
+decision (a hazard, a baked constant, a large constant, an operand used twice), what it emitted is kept as a
+:class:`Template`; every later call with the same signature replays the template: the same fx nodes with
+this call's operands and cell line, no builder, no torch run, and the LEAPP-defect answer reused where the
+catalogue's predicates read only the signature.
+
+A call whose signature cannot be described (a plain ndarray operand, a NumPy scalar, a stale view) is
+recorded the slow way, exactly as before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import torch
+import torch.fx
+
+from . import leapp_defects
+from .dtypes import dtype_name, torch_dtype
+from .facts import KEY, facts, make, update
+from .provenance import iter_traced, root
+
+_SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
+_PER_CALL = ("line", "location", "helper")
+_MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
+_MAX_TEMPLATES = 20_000
+
+
+class Miss(Exception):
+    """The call's signature cannot be described: it is recorded the slow way."""
+
+
+TEMPLATES: dict[Any, "Template"] = {}
+NO_TEMPLATE = object()  # a signature whose recording must not be replayed (a per-call decision in it)
+
+
+def describe(value: Any, builder: Any, sess: Any) -> Any:
+    """The part of a call signature one argument contributes (``Miss`` when it cannot be described)."""
+    kind = type(value)
+    if kind is sess.array_type:
+        prov = value._lp
+        if prov is None or prov.builder is not builder or prov.node is None:
+            raise Miss
+        if sess.versions and prov.version != sess.versions.get(id(root(value)), 0):
+            raise Miss
+        return value.dtype, value.shape
+    if kind is float:
+        # 0.0 and -0.0 (and 1 and 1.0 and True) hash alike: keep what tells them apart
+        return (float, value) if value else (float, math.copysign(1.0, value))
+    if kind in _SIMPLE:
+        return kind, value
+    if kind is tuple or kind is list:
+        return kind, tuple([describe(v, builder, sess) for v in value])
+    if kind is slice:
+        return slice, describe(value.start, builder, sess), describe(value.stop, builder, sess), \
+            describe(value.step, builder, sess)
+    if kind is type and issubclass(value, np.generic) or value is np._NoValue:
+        return value
+    raise Miss
+
+
+def describe_result(result: Any) -> Any:
+    kind = type(result)
+    if kind is np.ndarray:
+        return result.dtype, result.shape
+    if kind is tuple or kind is list:
+        return kind, tuple([describe_result(r) for r in result])
+    if isinstance(result, np.generic) or kind in (bool, int, float, complex):
+        return kind
+    raise Miss
+
+
+def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, Any], extra: Any,
+              result: Any) -> Any:
+    """The cache key of a recorded call, or None when it cannot be described."""
+    try:
+        parts = [id(row), name, describe_result(result)]
+        if extra:
+            parts.append(tuple(extra.items()))
+        for key, value in params.items():
+            parts.append(key)
+            parts.append(describe(value, builder, sess))
+        return tuple(parts)
+    except Miss:
+        return None
+
+
+# ------------------------------------------------------------------------------------------
+# settling: what the builder emitted, checked once against NumPy on the call's eager values
+# ------------------------------------------------------------------------------------------
+
+class _Unknown(Exception):
+    pass
+
+
+def as_torch(value: Any) -> Any:
+    """A torch view of an eager value (a copy only where torch cannot view it: negative strides, read-only)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    array = np.asarray(value)
+    if not array.flags.writeable or any(s < 0 for s in array.strides):
+        array = np.array(array, copy=True)
+    return torch.from_numpy(array)
+
+
+def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
+           known: dict[Any, Any] | None = None) -> dict[Any, Any] | None:
+    """Run the nodes this call emitted (``builder.fresh[start:]``) on the eager values of its ``operands``;
+    where a result's torch dtype differs from NumPy's, insert a cast after it (the traced values in
+    ``wrapped`` move to the cast); where its shape differs, report ``shape-differs``. Returns the casts made
+    ({node: cast}), or None when the nodes cannot be run here (an input without a known value, an op that
+    raises): they stay fresh and the node's dtype pass checks them when it closes."""
+    fresh = builder.fresh[start:]
+    known: dict[Any, Any] = {}
+    for value in iter_traced(operands, builder):
+        known.setdefault(value._lp.node, value)
+    env: dict[Any, Any] = {}
+    module = builder.root
+
+    def lookup(node: Any) -> Any:
+        if node in env:
+            return env[node]
+        value = known.get(node)
+        if value is None:
+            raise _Unknown
+        env[node] = value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
+        return value
+
+    map_arg = torch.fx.node.map_arg
+    try:
+        with sess.eager(), torch.no_grad():
+            for node in fresh:
+                op = node.op
+                if op == "get_attr":
+                    env[node] = getattr(module, node.target)
+                    continue
+                args = map_arg(node.args, lookup)
+                kwargs = map_arg(node.kwargs, lookup)
+                if op == "call_function":
+                    env[node] = node.target(*args, **kwargs)
+                elif op == "call_method":
+                    env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
+                elif op == "call_module":
+                    env[node] = module.get_submodule(node.target)(*args, **kwargs)
+                else:
+                    return None
+    except Exception:  # noqa: BLE001 - _Unknown, or an op torch rejects: the dtype pass reports it at close
+        return None
+    casts: dict[Any, Any] = {}
+    graph = builder.graph
+    for node in fresh:
+        value = env.get(node)
+        if not isinstance(value, torch.Tensor):
+            continue
+        info = facts(node)
+        if info.dtype is not None:
+            want = torch_dtype(info.dtype)
+            if want is not None and value.dtype != want:
+                # as the dtype pass does: the cast takes the node's facts, the node keeps torch's dtype
+                with graph.inserting_after(node):
+                    cast = graph.call_method("to", (node, want))
+                node.replace_all_uses_with(cast, delete_user_cb=lambda user, c=cast: user is not c)
+                cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True,
+                                         graph_shape=tuple(value.shape), graph_dtype=info.dtype)
+                casts[node] = cast
+                info = update(node, dtype=dtype_name(value.dtype))
+            shape = tuple(value.shape)
+            if info.shape is not None and shape != tuple(info.shape):
+                builder.report("shape-differs", info.line, [node.name], call=info.numpy or node.name,
+                               got=shape, want=tuple(info.shape))
+        info.__dict__.update(graph_shape=tuple(value.shape), graph_dtype=dtype_name(value.dtype))
+    if casts:
+        _repoint(wrapped, casts)
+        for node, cast in casts.items():
+            fresh.insert(fresh.index(node) + 1, cast)
+    builder.settled, builder.settled_from, builder.last_casts = fresh, start, casts  # what capture() reads
+    del builder.fresh[start:]
+    return casts
+
+
+def _repoint(value: Any, casts: dict[Any, Any]) -> None:
+    """Traced values in ``value`` (named tuples too: NumPy's results of unique_*) move to their nodes' casts."""
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _repoint(item, casts)
+        return
+    prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+    if prov is not None:
+        cast = casts.get(prov.node)
+        if cast is not None:
+            prov.node = cast
+
+
+# ------------------------------------------------------------------------------------------
+# templates
+# ------------------------------------------------------------------------------------------
+
+class _Fresh:
+    __slots__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+
+class _Operand:
+    __slots__ = ("name", "index")
+
+    def __init__(self, name: str, index: int | None):
+        self.name = name
+        self.index = index
+
+
+class Template:
+    """What one call signature records: its nodes (targets, arguments as references to the call's operands
+    and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
+    LEAPP-defect check when it depends on the signature alone."""
+
+    __slots__ = ("ops", "result", "reported", "finding", "after")
+
+    def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any):
+        self.after: dict[str, Any] | None = None  # facts the caller sets on the result after wrap()
+        self.ops = ops
+        self.result = result      # the results as wrap() pairs them (casts included)
+        self.reported = reported  # the results as the hazards of the call mark them (before casts)
+        self.finding = finding    # NO_TEMPLATE: ask leapp_defects.find on every call
+
+
+def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> Any:
+    kind = type(value)
+    if kind is torch.fx.Node:
+        i = index.get(value)
+        if i is not None:
+            return _Fresh(i)
+        found = operands.get(value)
+        if found is None:
+            raise Miss
+        return found
+    if isinstance(value, (tuple, list)):  # fx keeps lists as its immutable_list
+        return (tuple if isinstance(value, tuple) else list)(_ref(v, index, operands) for v in value)
+    if isinstance(value, dict):
+        return {k: _ref(v, index, operands) for k, v in value.items()}
+    if kind is slice:
+        return slice(_ref(value.start, index, operands), _ref(value.stop, index, operands),
+                     _ref(value.step, index, operands))
+    return value
+
+
+def _nested(value: Any) -> bool:
+    kind = type(value)
+    if kind is _Fresh or kind is _Operand:
+        return True
+    if kind is tuple or kind is list:
+        return any(_nested(v) for v in value)
+    if kind is dict:
+        return any(_nested(v) for v in value.values())
+    if kind is slice:
+        return _nested(value.start) or _nested(value.stop) or _nested(value.step)
+    return False
+
+
+def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any
+            ) -> Template | None:
+    """The template of the call just settled, or None when part of it was a per-call decision."""
+    operands: dict[Any, _Operand] = {}
+    for name, value in params.items():
+        if type(value) is list or type(value) is tuple:
+            items = [(i, v) for i, v in enumerate(value)]
+        else:
+            items = [(None, value)]
+        for i, item in items:
+            prov = getattr(item, "_lp", None)
+            if prov is None or prov.node is None:
+                continue
+            if prov.node in operands:
+                return None  # one node under two names: which one a later call means is unknowable
+            operands[prov.node] = _Operand(name, i)
+    fresh = builder.settled
+    index = {node: i for i, node in enumerate(fresh)}
+    ops: list[tuple[Any, ...]] = []
+    try:
+        for node in fresh:
+            info = facts(node)
+            if node.op == "get_attr":
+                if info.const != "genuine":
+                    return None
+                array = getattr(builder.root, node.target).numpy()
+                if array.size > _MAX_CONST:
+                    return None
+                ops.append(("const", array, None, None, None, None))
+                continue
+            state = {k: v for k, v in info.__dict__.items() if k not in _PER_CALL}
+            args = _ref(node.args, index, operands)
+            kwargs = _ref(node.kwargs, index, operands)
+            ops.append((node.op, node.target, args, kwargs, state, _nested(args) or _nested(kwargs)))
+        reported = _ref(nodes, index, operands)
+        final = _ref(_cast(nodes, casts), index, operands)
+    except Miss:
+        return None
+    return Template(ops, final, reported, finding)
+
+
+def _cast(nodes: Any, casts: dict[Any, Any]) -> Any:
+    if not casts:
+        return nodes
+    if type(nodes) is list:
+        return [_cast(n, casts) for n in nodes]
+    return casts.get(nodes, nodes)
+
+
+def _resolve(value: Any, made: list[Any], params: dict[str, Any]) -> Any:
+    kind = type(value)
+    if kind is _Fresh:
+        return made[value.i]
+    if kind is _Operand:
+        item = params[value.name]
+        if value.index is not None:
+            item = item[value.index]
+        return item._lp.node
+    if kind is tuple or kind is list:
+        return kind(_resolve(v, made, params) for v in value)
+    if kind is dict:
+        return {k: _resolve(v, made, params) for k, v in value.items()}
+    if kind is slice:
+        return slice(_resolve(value.start, made, params), _resolve(value.stop, made, params),
+                     _resolve(value.step, made, params))
+    return value
+
+
+def replay(template: Template, builder: Any, params: dict[str, Any], line: int | None, location: str | None,
+           helper: str | None) -> tuple[Any, Any]:
+    """The template's nodes for this call: (results as wrap() pairs them, results as hazards mark them)."""
+    made: list[Any] = []
+    create = builder.graph.create_node
+    for op, target, args, kwargs, state, nested in template.ops:
+        if op == "const":
+            made.append(builder.const(target, baked=False, origin=None, line=line, helper=helper))
+            continue
+        if nested:
+            args = _resolve(args, made, params)
+            kwargs = _resolve(kwargs, made, params)
+        node = create(op, target, args, kwargs)
+        record = make(line=line, location=location, helper=helper)
+        record.__dict__.update(state)
+        node.meta[KEY] = record
+        made.append(node)
+    return _resolve(template.result, made, params), _resolve(template.reported, made, params)
+
+
+def finding_of(template: Template, name: str, eager_params: dict[str, Any], result: Any) -> Any:
+    if template.finding is NO_TEMPLATE:
+        return leapp_defects.find(name, eager_params, result)
+    return template.finding
+
+
+def store(key: Any, template: Template | None) -> None:
+    if len(TEMPLATES) >= _MAX_TEMPLATES:
+        TEMPLATES.clear()
+    TEMPLATES[key] = template if template is not None else NO_TEMPLATE  # type: ignore[assignment]
+
+
+
+def trusted(builder: Any, start: int) -> None:
+    """The nodes of a torch call recorded as the cell made it: torch computed the eager value itself, so the
+    graph's dtype and shape are the eager ones by construction (nothing to run, nothing to cast)."""
+    del builder.fresh[start:]
