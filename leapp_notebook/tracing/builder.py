@@ -4,7 +4,10 @@ what happens when it closes: reachability of untraced results, the dtype pass, t
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import operator
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +26,10 @@ if TYPE_CHECKING:
     from .session import Session
 
 _TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
+_NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # fx's own name pattern (torch/fx/graph.py)
+# names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports)
+_ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None) or (frozenset(keyword.kwlist)
+                                                                     | frozenset(builtins.__dict__))
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
@@ -48,6 +55,43 @@ class RecordingGraph(torch.fx.Graph):
         self._find_nodes_lookup_table.insert(node)
         self._len += 1
         return node
+
+
+    def fast_node(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  base: str | None) -> torch.fx.Node:
+        """``create_node`` for a replayed template (tracing/replay.py): ``base`` is the node's name stem, known
+        to be a valid, non-builtin identifier without a numeric suffix, so fx's name sanitizing is skipped (the
+        same unique name results)."""
+        if base is None or self.owning_module is not None:
+            return self.create_node(op, target, args, kwargs)
+        namespace = self._graph_namespace
+        used = namespace._used_names
+        num = namespace._base_count.get(base, 0)
+        name = base
+        while name in used:
+            num += 1
+            name = f"{base}_{num}"
+        used.add(name)
+        namespace._base_count[base] = num
+        node = torch.fx.Node(self, name, op, target, args, kwargs, None)
+        namespace._obj_to_name[node] = name
+        self._insert(node)
+        self._find_nodes_lookup_table.insert(node)
+        self._len += 1
+        return node
+
+
+def base_name(op: str, target: Any) -> str | None:
+    """The name stem fx gives a node of ``target`` when it is a plain identifier fx keeps as it is, else None."""
+    if op not in ("call_function", "call_method"):
+        return None
+    candidate = _TARGET_NAMES.get(target)
+    if candidate is None:
+        candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
+    match = _NAME.match(candidate)
+    if match is None or match.group(2) is not None or candidate in _ILLEGAL:
+        return None
+    return candidate
 
 
 def target_display(op: str, target: Any) -> str:

@@ -27,8 +27,9 @@ import torch
 import torch.fx
 
 from . import leapp_defects
+from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
-from .facts import KEY, facts, make, update
+from .facts import KEY, NodeFacts, facts, update
 from .provenance import iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
@@ -42,6 +43,7 @@ class Miss(Exception):
 
 
 TEMPLATES: dict[Any, "Template"] = {}
+ENABLED = True  # False: every call is built and checked (tests compare the two; benchmarks measure both)
 NO_TEMPLATE = object()  # a signature whose recording must not be replayed (a per-call decision in it)
 
 
@@ -83,7 +85,9 @@ def describe_result(result: Any) -> Any:
 
 def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, Any], extra: Any,
               result: Any) -> Any:
-    """The cache key of a recorded call, or None when it cannot be described."""
+    """The cache key of a recorded call, or None when it cannot be described (or the cache is off)."""
+    if not ENABLED:
+        return None
     try:
         parts = [id(row), name, describe_result(result)]
         if extra:
@@ -226,10 +230,11 @@ class Template:
     and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
     LEAPP-defect check when it depends on the signature alone."""
 
-    __slots__ = ("ops", "result", "reported", "finding", "after")
+    __slots__ = ("ops", "result", "reported", "finding", "after", "fn")
 
     def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any):
         self.after: dict[str, Any] | None = None  # facts the caller sets on the result after wrap()
+        self.fn: Any = None  # compile_template(self), made on the first replay
         self.ops = ops
         self.result = result      # the results as wrap() pairs them (casts included)
         self.reported = reported  # the results as the hazards of the call mark them (before casts)
@@ -318,43 +323,66 @@ def _cast(nodes: Any, casts: dict[Any, Any]) -> Any:
     return casts.get(nodes, nodes)
 
 
-def _resolve(value: Any, made: list[Any], params: dict[str, Any]) -> Any:
-    kind = type(value)
-    if kind is _Fresh:
-        return made[value.i]
-    if kind is _Operand:
-        item = params[value.name]
-        if value.index is not None:
-            item = item[value.index]
-        return item._lp.node
-    if kind is tuple or kind is list:
-        return kind(_resolve(v, made, params) for v in value)
-    if kind is dict:
-        return {k: _resolve(v, made, params) for k, v in value.items()}
-    if kind is slice:
-        return slice(_resolve(value.start, made, params), _resolve(value.stop, made, params),
-                     _resolve(value.step, made, params))
-    return value
+class _Code:
+    """Python source for a template's references; every other value becomes a name bound to it."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {}
+
+    def bind(self, value: Any) -> str:
+        name = f"v{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def of(self, value: Any) -> str:
+        kind = type(value)
+        if kind is _Fresh:
+            return f"n{value.i}"
+        if kind is _Operand:
+            item = f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
+            return f"{item}._lp.node"
+        if kind is tuple:
+            return "(" + "".join(self.of(v) + ", " for v in value) + ")"
+        if kind is list:
+            return "[" + ", ".join(self.of(v) for v in value) + "]"
+        if kind is dict and all(type(k) is str for k in value):
+            return "{" + ", ".join(f"{k!r}: {self.of(v)}" for k, v in value.items()) + "}"
+        if kind is slice:
+            return f"slice({self.of(value.start)}, {self.of(value.stop)}, {self.of(value.step)})"
+        if value is None or kind is bool:
+            return repr(value)
+        return self.bind(value)
+
+
+def compile_template(template: Template) -> Any:
+    """One Python function that makes the template's nodes (compiled on a template's first replay: a cell that
+    makes a call once never pays for it)."""
+    code = _Code()
+    body = []
+    for i, (op, target, args, kwargs, state, _) in enumerate(template.ops):
+        if op == "const":
+            body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
+            continue
+        base = base_name(op, target)
+        body.append(f"    n{i} = create({op!r}, {code.bind(target)}, {code.of(args)}, {code.of(kwargs)}, "
+                    f"{code.bind(base)})")
+        body.append(f"    r = new(NodeFacts); r.__dict__.update({code.bind(state)}, line=line, location=location, "
+                    "helper=helper); n{i}.meta[KEY] = r".replace("n{i}", f"n{i}"))
+    body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
+    source = "def replay(builder, params, line, location, helper):\n" \
+             "    create = builder.graph.fast_node\n    const = builder.const\n" + "\n".join(body) + "\n"
+    namespace = {**code.names, "NodeFacts": NodeFacts, "new": object.__new__, "KEY": KEY}
+    exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
+    return namespace["replay"]
 
 
 def replay(template: Template, builder: Any, params: dict[str, Any], line: int | None, location: str | None,
            helper: str | None) -> tuple[Any, Any]:
     """The template's nodes for this call: (results as wrap() pairs them, results as hazards mark them)."""
-    made: list[Any] = []
-    create = builder.graph.create_node
-    for op, target, args, kwargs, state, nested in template.ops:
-        if op == "const":
-            made.append(builder.const(target, baked=False, origin=None, line=line, helper=helper))
-            continue
-        if nested:
-            args = _resolve(args, made, params)
-            kwargs = _resolve(kwargs, made, params)
-        node = create(op, target, args, kwargs)
-        record = make(line=line, location=location, helper=helper)
-        record.__dict__.update(state)
-        node.meta[KEY] = record
-        made.append(node)
-    return _resolve(template.result, made, params), _resolve(template.reported, made, params)
+    fn = template.fn
+    if fn is None:
+        fn = template.fn = compile_template(template)
+    return fn(builder, params, line, location, helper)
 
 
 def finding_of(template: Template, name: str, eager_params: dict[str, Any], result: Any) -> Any:
