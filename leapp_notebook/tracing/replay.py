@@ -302,7 +302,8 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
                 array = getattr(builder.root, node.target).numpy()
                 if array.size > _MAX_CONST:
                     return None
-                ops.append(("const", array, None, None, None, None))
+                checked = {"graph_shape": info.graph_shape, "graph_dtype": info.graph_dtype}
+                ops.append(("const", array, None, None, checked, None))
                 continue
             state = {k: v for k, v in info.__dict__.items() if k not in _PER_CALL}
             args = _ref(node.args, index, operands)
@@ -359,18 +360,24 @@ def compile_template(template: Template) -> Any:
     makes a call once never pays for it)."""
     code = _Code()
     body = []
+    consts = False
     for i, (op, target, args, kwargs, state, _) in enumerate(template.ops):
         if op == "const":
+            consts = True
             body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
+            body.append(f"    n{i}.meta[KEY].__dict__.update({code.bind(state)})")
             continue
         base = base_name(op, target)
         body.append(f"    n{i} = create({op!r}, {code.bind(target)}, {code.of(args)}, {code.of(kwargs)}, "
                     f"{code.bind(base)})")
         body.append(f"    r = new(NodeFacts); r.__dict__.update({code.bind(state)}, line=line, location=location, "
                     "helper=helper); n{i}.meta[KEY] = r".replace("n{i}", f"n{i}"))
+    if consts:  # constants need no check: not left for the node's dtype pass
+        body.append("    del builder.fresh[start:]")
     body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
     source = "def replay(builder, params, line, location, helper):\n" \
-             "    create = builder.graph.fast_node\n    const = builder.const\n" + "\n".join(body) + "\n"
+             "    create = builder.graph.fast_node\n    const = builder.const\n    start = len(builder.fresh)\n" \
+             + "\n".join(body) + "\n"
     namespace = {**code.names, "NodeFacts": NodeFacts, "new": object.__new__, "KEY": KEY}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]

@@ -1,0 +1,257 @@
+"""The recording cache (tracing/replay.py): a call signature is built and checked once, then replayed.
+
+Replaying must give exactly the graph, facts and hazards that building every call gives: every parity case
+is traced with the cache off, then twice with it on (the second trace replays every cacheable call), and the
+three must agree. Then the decisions that must stay per call: an operand used under two names, data the
+LEAPP-defect predicates read, the call site, stale views; and the node's dtype pass running only for calls
+that could not be checked when they were made.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from test_parity import CASES, ROWS, _run_eager
+
+import leapp_notebook as ln
+from leapp_notebook.tracing import builder as _builder
+from leapp_notebook.tracing import replay
+from leapp_notebook.tracing.facts import facts
+
+
+def snapshot(trace: ln.Trace) -> dict[str, Any]:
+    out = {}
+    for name, node in trace.nodes.items():
+        graph = node.graph.graph
+        out[name] = {
+            "graph": str(graph),
+            "facts": [(n.name, facts(n)) for n in graph.nodes],
+            "hazards": [(h.kind, h.line, h.severity, h.message, tuple(h.graph_nodes)) for h in node.hazards],
+        }
+    return out
+
+
+@pytest.fixture
+def cache_off():
+    replay.ENABLED = False
+    try:
+        yield
+    finally:
+        replay.ENABLED = True
+
+
+def _trace(source: str, namespace: dict[str, Any], profile: str = "leapp", **kwargs: Any) -> ln.Trace:
+    return ln.trace_cell(source, dict(namespace), profile=profile, **kwargs)
+
+
+def _three_ways(source: str, namespace: dict[str, Any], profile: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """Snapshots with the cache off, on (filling it) and on again (replaying)."""
+    replay.ENABLED = False
+    try:
+        off = snapshot(_trace(source, namespace, profile, **kwargs))
+    finally:
+        replay.ENABLED = True
+    replay.TEMPLATES.clear()
+    return [off, snapshot(_trace(source, namespace, profile, **kwargs)),
+            snapshot(_trace(source, namespace, profile, **kwargs))]
+
+
+def test_every_parity_case_replays_to_the_graph_facts_and_hazards_it_builds():
+    checked = replayed = 0
+    spy = _count(replay, "replay")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, cases in CASES.items():
+            for profile in ("full", "leapp") if ROWS[name].leapp else ("full",):
+                for case_ in cases[:3]:
+                    rng = np.random.default_rng(0)
+                    inputs = {k: spec.draw(rng) for k, spec in case_.inputs.items()}
+                    try:
+                        _run_eager(case_, inputs)
+                    except Exception:  # noqa: BLE001 - NumPy refuses these inputs: nothing to trace
+                        continue
+                    before = spy.calls
+                    off, filled, again = _three_ways(case_.source, {"np": np, **case_.consts}, profile,
+                                                     inputs=inputs, outputs=list(case_.outputs))
+                    assert filled == off, f"[{profile}] {case_.source!r}: the first trace differs with the cache on"
+                    assert again == off, f"[{profile}] {case_.source!r}: the replayed trace differs"
+                    checked += 1
+                    replayed += spy.calls > before
+    spy.restore()
+    assert checked > 500
+    assert replayed > 0.6 * checked, (replayed, checked)  # most parity cases are replayed, not rebuilt
+
+
+class _count:
+    def __init__(self, module: Any, name: str):
+        self.module, self.name, self.original, self.calls = module, name, getattr(module, name), 0
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return self.original(*args, **kwargs)
+
+        setattr(module, name, counted)
+
+    def restore(self) -> None:
+        setattr(self.module, self.name, self.original)
+
+
+LOOP = '''\
+h = annotate.input_tensors("node", {"x": x})
+for step in range(6):
+    a = h * 0.5 + 1.0
+    b = np.tanh(a) - np.sin(h)
+    c = np.clip(b, -1.0, 1.0)
+    d = np.sum(c, axis=1, keepdims=True)
+    e = c / (np.abs(d) + 1.0)
+    f = np.where(e > 0.1, e, -e)
+    g = np.concatenate([f[:, :2], h[:, 2:]], axis=1)
+    h = np.exp(-np.square(g)) + np.mean(g, axis=0)
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+def test_a_loop_is_replayed_and_needs_no_dtype_pass(monkeypatch):
+    x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    spy = _count(replay, "replay")
+    monkeypatch.setattr(_builder.DtypePass, "run", _fail)
+    try:
+        trace = _trace(LOOP, {"np": np, "x": x})
+    finally:
+        spy.restore()
+    assert trace.hazards == []
+    assert spy.calls >= 5 * 15  # every call after the first step
+    fresh = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    namespace = {"np": np, "x": fresh, "annotate": ln.annotate}
+    exec(LOOP, namespace)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], namespace["h"], rtol=1e-5, atol=1e-6)
+
+
+def _fail(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the dtype pass ran although every call was checked when it was made")
+
+
+def test_the_dtype_pass_still_checks_what_a_call_could_not(monkeypatch):
+    """An in-place torch op is left to the node's dtype pass: out-of-place add of float64 into a float32 tensor
+    computes float64 in the graph, where the in-place eager op kept float32; the pass casts it back."""
+    runs = _count(_builder.DtypePass, "run")
+    source = '''\
+t = annotate.input_tensors("node", {"t": t0})
+w = torch.ones(3, dtype=torch.float32)
+w += t
+annotate.output_tensors("node", {"y": w})
+'''
+    try:
+        trace = _trace(source, {"torch": torch, "t0": torch.arange(3, dtype=torch.float64)}, "full")
+    finally:
+        runs.restore()
+    assert runs.calls == 1
+    out = trace.nodes["node"](torch.full((3,), 2.0, dtype=torch.float64))[0]
+    assert out.dtype == torch.float32 and out.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_one_node_under_two_names_is_not_a_template():
+    """np.add(h, h) must not teach the cache that both operands are the first one: np.add(h, g) after it."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+g = h * 3.0
+for _ in range(2):
+    a = np.add(h, h)
+    b = np.add(h, g)
+annotate.output_tensors("node", {"a": a, "b": b})
+'''
+    replay.TEMPLATES.clear()
+    x = np.arange(4, dtype=np.float32)
+    for _ in range(2):
+        trace = _trace(source, {"np": np, "x": x})
+        a, b = trace.nodes["node"](np.ones(4, np.float32))
+        assert a.tolist() == [2.0] * 4 and b.tolist() == [4.0] * 4
+
+
+def test_the_data_the_defect_check_reads_is_judged_on_every_call():
+    """An integer division whose divisor holds a zero only on the second call, same signature: LEAPP's export
+    raises there (torch's integer division by zero), so that line is an error in ``leapp``."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+ok = np.floor_divide(h, h - h + 1)
+bad = np.floor_divide(h, h - h)
+annotate.output_tensors("node", {"y": ok + bad})
+'''
+    replay.TEMPLATES.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trace = _trace(source, {"np": np, "x": np.arange(1, 5)})
+    lines = {h.line for h in trace.hazards if "LEAPP 0.7.2 records it wrongly" in h.message and h.severity == "error"}
+    assert lines == {3}
+
+
+def test_the_call_site_the_defect_check_reads_is_judged_on_every_call():
+    """``~h`` is logical_not in LEAPP (bool where NumPy gives the bitwise int); np.invert(h) is right. Same
+    signature, different spelling: only the operator line is flagged, in either order."""
+    for first, second in (("np.invert(h)", "~h"), ("~h", "np.invert(h)")):
+        source = f'''\
+h = annotate.input_tensors("node", {{"x": x}})
+for _ in range(2):
+    a = {first}
+    b = {second}
+annotate.output_tensors("node", {{"y": a + b}})
+'''
+        replay.TEMPLATES.clear()
+        trace = _trace(source, {"np": np, "x": np.arange(4)})
+        flagged = {h.line for h in trace.hazards if "LEAPP 0.7.2 records it wrongly" in h.message}
+        assert flagged == {3 if first == "~h" else 4}, source
+
+
+def test_casts_are_replayed_for_dtypes_torch_computes_wider():
+    """uint16 arithmetic is computed in int32 and cast back: each replayed call keeps its cast."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for _ in range(3):
+    h = np.maximum(h, h // 2) + 1
+annotate.output_tensors("node", {"y": h})
+'''
+    replay.TEMPLATES.clear()
+    x = np.array([1, 500, 65530], dtype=np.uint16)
+    trace = _trace(source, {"np": np, "x": x}, "full")
+    graph = trace.nodes["node"].graph.graph
+    casts = [n for n in graph.nodes if facts(n).cast]
+    assert len(casts) >= 3
+    fresh = np.array([7, 65535, 0], dtype=np.uint16)
+    namespace = {"np": np, "x": fresh, "annotate": ln.annotate}
+    exec(source, namespace)
+    got = trace.nodes["node"](fresh)[0]
+    assert got.dtype == np.uint16 and got.tolist() == namespace["h"].tolist()
+
+
+def test_a_view_written_through_another_view_is_not_replayed():
+    """A stale view (written through another view after it was taken) is baked with a hazard on every call,
+    cache or not."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+z = h * 1.0
+v = z[:2]
+for _ in range(2):
+    z[0] = 5.0
+    w = v + 1.0
+annotate.output_tensors("node", {"y": w})
+'''
+    off, filled, again = _three_ways(source, {"np": np, "x": np.arange(4, dtype=np.float32)}, "full")
+    assert off == filled == again
+    assert [h[1] for h in off["node"]["hazards"] if "written in place after it was taken" in h[3]] == [6]
+
+
+def test_signatures_tell_apart_what_the_builders_branch_on():
+    sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}})()
+    describe = replay.describe
+    assert describe(0.0, None, sess) != describe(-0.0, None, sess)
+    assert describe(1, None, sess) != describe(1.0, None, sess) != describe(True, None, sess)
+    assert describe((0, 1), None, sess) != describe([0, 1], None, sess)
+    with pytest.raises(replay.Miss):
+        describe(np.float32(1.0), None, sess)  # a NumPy scalar: reported per call
+    with pytest.raises(replay.Miss):
+        describe(np.ones(3), None, sess)  # an untraced array: a constant whose values the graph holds
