@@ -83,8 +83,10 @@ class SizeResult:
     eager: float
     record: dict[str, float] = field(default_factory=dict)
     trace: dict[str, float] = field(default_factory=dict)
+    gc: dict[str, float] = field(default_factory=dict)  # automatic GC inside the best trace_cell run
     leapp: float | None = None
     leapp_note: str = ""
+    cpu_share: float = 1.0  # CPU time / wall time over the timed runs (below ~0.9: the figures are noisy)
 
     def per_op(self, seconds: float | None) -> float | None:
         return None if seconds is None else seconds / self.ops * 1e6
@@ -119,10 +121,37 @@ def recursion_limit(limit: int) -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-def _fresh(run: Callable[[], Any]) -> Any:
-    """``run()`` after collecting the previous run's garbage (outside the timing)."""
-    gc.collect()
-    return run()
+class _Clock:
+    """Runs each measurement after collecting the previous run's garbage (outside the timing), and adds up
+    the wall and CPU time of the measured runs: a CPU share well below 1 means other processes took the
+    CPU from this one and its wall-clock figures are inflated. ``last_gc`` is the time the automatic
+    garbage collections took inside the last run."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = self.last_gc = 0.0
+        self._gc_started = 0.0
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.last_gc += time.perf_counter() - self._gc_started
+
+    def fresh(self, run: Callable[[], Any]) -> Any:
+        gc.collect()
+        self.last_gc = 0.0
+        gc.callbacks.append(self._on_gc)
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return run()
+        finally:
+            self.wall += time.perf_counter() - wall
+            self.cpu += time.process_time() - cpu
+            gc.callbacks.remove(self._on_gc)
+
+    @property
+    def cpu_share(self) -> float:
+        return self.cpu / self.wall if self.wall else 1.0
 
 
 def scaling_input() -> np.ndarray:
@@ -132,13 +161,15 @@ def scaling_input() -> np.ndarray:
 def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray | None = None,
                  log: Callable[[str], None] = lambda _: None) -> SizeResult:
     """Time every series on the loop cell sized nearest ``target_ops``. The first trace of each profile is a
-    check (no hazards, the op count) and a warm-up; it is not timed."""
+    check (no hazards, the op count) and a warm-up; it is not timed. The series take turns within each
+    round (eager, leapp, full, LEAPP), so a change in the machine's load touches all of them alike."""
     x = scaling_input() if x is None else x
     steps = steps_for(target_ops)
     source = trace_overhead.CELL.replace("STEPS", str(steps))
     counts = {}
     for profile in PROFILES:
-        check = _fresh(lambda: ln.trace_cell(source, {"np": np, "x": x}, profile=profile))  # noqa: B023
+        gc.collect()
+        check = ln.trace_cell(source, {"np": np, "x": x}, profile=profile)
         if check.hazards:
             raise RuntimeError(f"{profile}: the scaling cell raised hazards: {[h.message for h in check.hazards]}")
         counts[profile] = trace_overhead.count_ops(check)
@@ -147,25 +178,36 @@ def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray |
         raise RuntimeError(f"the profiles recorded different op counts: {counts}")
     ops = counts["leapp"]
     runs = repeat_for(ops, repeat)
-    log(f"  {ops:,} ops ({steps} steps), best of {runs}: eager")
-    result = SizeResult(target=target_ops, steps=steps, ops=ops, repeat=runs,
-                        eager=min(_fresh(lambda: trace_overhead.time_eager(source, x)) for _ in range(runs)))
+    clock = _Clock()
+    eager: list[float] = []
+    ours: dict[str, list[tuple[float, float, float]]] = {profile: [] for profile in PROFILES}
+    leapp: list[tuple[float, list[str]]] = []
+    leapp_failure = ""
+    for round_ in range(runs):
+        log(f"  {ops:,} ops ({steps} steps): round {round_ + 1} of {runs}")
+        eager.append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))
+        for profile in PROFILES:
+            record, finish = clock.fresh(lambda: trace_overhead.time_ours(source, x, profile))  # noqa: B023
+            ours[profile].append((record, finish, clock.last_gc))
+        if with_leapp and not leapp_failure:
+            try:
+                with recursion_limit(LEAPP_RECURSION_LIMIT):
+                    leapp.append(clock.fresh(lambda: trace_overhead.time_leapp(source, x)))
+            except Exception as exc:  # noqa: BLE001 - reported under the table, never fatal
+                first_line = str(exc).splitlines()[0][:80] if str(exc) else ""
+                leapp_failure = f"failed: {type(exc).__name__}: {first_line}"
+    gc.collect()
+    result = SizeResult(target=target_ops, steps=steps, ops=ops, repeat=runs, eager=min(eager),
+                        cpu_share=clock.cpu_share)
     for profile in PROFILES:
-        log(f"  leapp_notebook {profile}")
-        timings = [_fresh(lambda: trace_overhead.time_ours(source, x, profile)) for _ in range(runs)]  # noqa: B023
-        result.record[profile] = min(record for record, _ in timings)
-        result.trace[profile] = min(record + finish for record, finish in timings)
-    if with_leapp:
-        log("  LEAPP 0.7.2")
-        try:
-            with recursion_limit(LEAPP_RECURSION_LIMIT):
-                timings = [_fresh(lambda: trace_overhead.time_leapp(source, x)) for _ in range(runs)]
-        except Exception as exc:  # noqa: BLE001 - reported in the table, never fatal
-            result.leapp_note = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:80] if str(exc) else ''}"
-        else:
-            result.leapp = min(seconds for seconds, _ in timings)
-            warnings = timings[0][1]
-            result.leapp_note = f"{len(warnings)} warning(s)" if warnings else ""
+        result.record[profile] = min(record for record, _, _ in ours[profile])
+        best = min(ours[profile], key=lambda run: run[0] + run[1])
+        result.trace[profile], result.gc[profile] = best[0] + best[1], best[2]
+    if leapp and not leapp_failure:
+        result.leapp = min(seconds for seconds, _ in leapp)
+        warnings = leapp[0][1]
+        result.leapp_note = f"{len(warnings)} warning(s)" if warnings else ""
+    result.leapp_note = leapp_failure or result.leapp_note
     return result
 
 
@@ -180,7 +222,9 @@ def scaling_lines(results: list[SizeResult]) -> list[str]:
              f"{'recorded ops':{label_width}}" + "".join(f"{r.ops:>10,}" for r in results),
              f"{'loop steps':{label_width}}" + "".join(f"{r.steps:>10,}" for r in results),
              f"{'repeat (best of)':{label_width}}" + "".join(f"{r.repeat:>10}" for r in results),
-             "", "microseconds per recorded op"]
+             f"{'CPU share (cpu/wall; < 0.9: noisy)':{label_width}}" + "".join(f"{r.cpu_share:>10.2f}"
+                                                                               for r in results),
+             "", "microseconds per recorded op (GC: the garbage collector's own runs inside the best trace_cell)"]
     table = [r.series() for r in results]
     labels = list(table[0])
     for label in labels:
@@ -188,6 +232,9 @@ def scaling_lines(results: list[SizeResult]) -> list[str]:
     notes = [f"{r.target:,}: {r.leapp_note}" for r in results if r.leapp_note]
     if notes:
         lines.append(f"{'':{label_width}}LEAPP notes: " + "; ".join(notes))
+    for profile in PROFILES:
+        lines.append(f"{f'  of which automatic GC ({profile})':{label_width}}"
+                     + "".join(_cell(r.per_op(r.gc.get(profile)), ".2f") for r in results))
 
     base = results[0]
     lines += ["", f"flatness: us/op relative to the {base.ops:,}-op cell (target <= {TARGET_FLATNESS}x at 100,000 ops)"]
@@ -364,12 +411,12 @@ def plot(results: list[SizeResult], path: Path, note: str) -> bool:
         if points:
             axes.plot(*zip(*points, strict=True), label=label, linewidth=1.8, markersize=6, **style)
     axes.axhline(TARGET_RECORD_US, color="tab:blue", linestyle=":", linewidth=1,
-                 label=f"issue 11 target for record: {TARGET_RECORD_US:g} us/op")
+                 label=f"issue 11 target for record: {TARGET_RECORD_US:g} µs/op")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     axes.set_xlabel("recorded ops in the cell (log scale)")
-    axes.set_ylabel("microseconds per recorded op (log scale)")
+    axes.set_ylabel("µs per recorded op (log scale)")
     axes.set_xticks(sizes, [f"{s:,}" for s in sizes])
     axes.minorticks_off()
     axes.grid(True, which="major", alpha=0.3)
@@ -383,19 +430,20 @@ def plot(results: list[SizeResult], path: Path, note: str) -> bool:
     return True
 
 
-def engine_description() -> str:
-    """Where the measured leapp_notebook comes from: its folder and git commit (with "+changes" when its
-    files differ from the commit)."""
+def engine_commit() -> str:
+    """The git commit of the measured leapp_notebook: HEAD of its checkout, the last commit that changed the
+    package, and whether its files differ from HEAD."""
     package = Path(ln.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=package, capture_output=True, text=True, check=True).stdout.strip()
+
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=package, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=package, capture_output=True,
-                               text=True, check=True).stdout.strip()
-        commit += " +uncommitted changes" if dirty else ""
+        head, changed = git("rev-parse", "--short", "HEAD"), git("log", "-1", "--format=%h", "--", ".")
+        dirty = " + uncommitted changes" if git("status", "--porcelain", "--", ".") else ""
     except (OSError, subprocess.CalledProcessError):
-        commit = "unknown commit (not a git checkout)"
-    return f"{package} at {commit}"
+        return "unknown commit (not a git checkout)"
+    return f"{changed} (last change to leapp_notebook/; HEAD {head}){dirty}"
 
 
 def header_lines(with_leapp: bool) -> list[str]:
@@ -404,7 +452,7 @@ def header_lines(with_leapp: bool) -> list[str]:
     load = os.getloadavg()
     return [f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {platform.machine()}, "
             f"{os.cpu_count()} cores, load average {load[0]:.2f} (1 min) at start",
-            f"engine: leapp_notebook from {engine_description()}",
+            f"engine: leapp_notebook from {Path(ln.__file__).resolve().parent} at {engine_commit()}",
             f"Python {platform.python_version()}, NumPy {np.__version__}, torch {torch.__version__}, "
             f"LEAPP 0.7.2 {'measured' if with_leapp else 'not measured'}"]
 
@@ -467,8 +515,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nload average {load[0]:.2f} (1 min) at the end, on {os.cpu_count()} cores (above the core count, "
           f"other processes competed for the CPU: timings are noisy); total {time.perf_counter() - started:.0f} s")
     if args.plot is not None:
-        note = f"{header[0].split(';')[0].removeprefix('date ')}, {os.cpu_count()} cores; " \
-               f"engine {engine_description().rsplit(' at ', 1)[-1]}"
+        share = min(r.cpu_share for r in results)
+        note = (f"{header[0].split(';')[0].removeprefix('date ')}, {os.cpu_count()} shared cores (lowest CPU share "
+                f"{share:.2f}); engine {engine_commit().split(' (')[0]}; best of the run's repeats")
         if plot(results, args.plot, note):
             print(f"plot written to {args.plot}")
 

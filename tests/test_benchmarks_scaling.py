@@ -32,6 +32,8 @@ def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
     assert result.eager > 0
     for profile in scaling.PROFILES:
         assert 0 < result.record[profile] <= result.trace[profile]
+        assert 0 <= result.gc[profile] < result.trace[profile]
+    assert 0 < result.cpu_share <= 1.05
     series = result.series()
     assert series["LEAPP 0.7.2: start+cell+stop"] is None
     assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
