@@ -420,8 +420,8 @@ def plot(results: list[SizeResult], path: Path, note: str) -> bool:
     axes.set_xticks(sizes, [f"{s:,}" for s in sizes])
     axes.minorticks_off()
     axes.grid(True, which="major", alpha=0.3)
-    axes.set_title("Tracing cost per op against cell size (lower is better, flat is better)\n" + note,
-                   fontsize=10)
+    figure.suptitle("Tracing cost per op against cell size (lower is better, flat is better)", fontsize=11)
+    axes.set_title(note, fontsize=9)
     axes.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -517,7 +517,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.plot is not None:
         share = min(r.cpu_share for r in results)
         note = (f"{header[0].split(';')[0].removeprefix('date ')}, {os.cpu_count()} shared cores (lowest CPU share "
-                f"{share:.2f}); engine {engine_commit().split(' (')[0]}; best of the run's repeats")
+                f"{share:.2f})\nleapp_notebook at {engine_commit().split(' (')[0]}; best of each size's repeats")
         if plot(results, args.plot, note):
             print(f"plot written to {args.plot}")
 
