@@ -39,6 +39,16 @@ def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
     assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
 
 
+def test_an_engine_without_the_record_split_still_gets_its_trace_cell_timed(monkeypatch):
+    monkeypatch.setattr(scaling, "record_split_available", lambda: False)
+    result = scaling.measure_size(21, repeat=1, with_leapp=False)
+    assert result.record == {} and all(result.trace[profile] > 0 for profile in scaling.PROFILES)
+    lines = scaling.scaling_lines([result])
+    assert [line.split()[-1] for line in lines if line.startswith("leapp_notebook leapp: record")] == ["-", "-"]
+    record_target = [line for line in scaling.target_lines([result], None) if line.startswith("record <=")]
+    assert record_target[0].split()[-2:] == ["-", "n/a"]
+
+
 def _result(target: int, ops: int, trace_us: float, leapp_us: float | None) -> scaling.SizeResult:
     seconds = ops * 1e-6
     return scaling.SizeResult(target=target, steps=ops // 21, ops=ops, repeat=1, eager=seconds,
