@@ -529,9 +529,13 @@ def main(argv: list[str] | None = None) -> None:
     memory = None
     if not args.no_memory:
         log(f"memory, {args.memory_mb:g} MB input")
-        memory = measure_memory(args.memory_mb)
         print()
-        print("\n".join(memory_lines(memory, args.memory_mb)))
+        try:
+            memory = measure_memory(args.memory_mb)
+        except RuntimeError as exc:  # a child that failed (out of memory, an engine error): say so, go on
+            print(f"memory measurement failed: {exc}")
+        else:
+            print("\n".join(memory_lines(memory, args.memory_mb)))
 
     print()
     print("\n".join(target_lines(results, memory)))
