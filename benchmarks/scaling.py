@@ -391,7 +391,7 @@ def target_lines(results: list[SizeResult], memory: dict[tuple[str, str], dict[s
     if len(results) > 1:
         for profile in PROFILES:
             flat = large.trace[profile] / large.ops / (small.trace[profile] / small.ops)
-            text = f"{flat:.2f}x ({large.ops:,} vs {small.ops:,} ops)"
+            text = f"{flat:.3f}x ({large.ops:,} vs {small.ops:,} ops)"
             lines.append(f"{f'trace_cell per-op cost flat, <= {TARGET_FLATNESS}x ({profile})':58}{text:>30}  "
                          f"{verdict(flat <= TARGET_FLATNESS)}")
     if memory:

@@ -66,7 +66,7 @@ def test_tables_report_flatness_against_the_smallest_cell_and_the_leapp_ratio():
     assert [line for line in lines if line.startswith("leapp: trace_cell")][0].split()[-2:] == ["8.0x", "6.0x"]
     targets = "\n".join(scaling.target_lines(results, None))
     assert "6.0x (worst size)  met" in targets
-    assert "1.30x (1,995 vs 210 ops)  NOT met" in targets
+    assert "1.300x (1,995 vs 210 ops)  NOT met" in targets
     assert "6.50 us/op (worst)  met" in targets  # the worse of the two sizes
 
 
