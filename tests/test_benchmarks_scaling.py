@@ -1,0 +1,109 @@
+"""benchmarks/scaling.py at a tiny size (21 ops, no LEAPP, a 1 MB memory input), so the script that
+produces docs/performance.md's figures cannot rot unnoticed. Times are only checked to be measured (positive,
+trace_cell >= record), never against a budget."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import scaling  # noqa: E402
+
+
+def test_steps_for_sizes_the_loop_cell_to_the_nearest_whole_step():
+    assert [scaling.steps_for(n) for n in (1, 21, 200, 2_000, 100_000)] == [1, 1, 10, 95, 4_762]
+
+
+def test_repeat_for_caps_large_cells_at_three_runs():
+    assert scaling.repeat_for(2_000, 7) == 7
+    assert scaling.repeat_for(20_000, 7) == 3
+    assert scaling.repeat_for(100_000, 2) == 2
+
+
+def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
+    result = scaling.measure_size(21, repeat=1, with_leapp=False)
+    assert (result.steps, result.ops, result.repeat) == (1, 21, 1)
+    assert result.eager > 0
+    for profile in scaling.PROFILES:
+        assert 0 < result.record[profile] <= result.trace[profile]
+        assert 0 <= result.gc[profile] < result.trace[profile]
+    assert 0 < result.cpu_share <= 1.05
+    series = result.series()
+    assert series["LEAPP 0.7.2: start+cell+stop"] is None
+    assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
+
+
+def test_an_engine_without_the_record_split_still_gets_its_trace_cell_timed(monkeypatch):
+    monkeypatch.setattr(scaling, "record_split_available", lambda: False)
+    result = scaling.measure_size(21, repeat=1, with_leapp=False)
+    assert result.record == {} and all(result.trace[profile] > 0 for profile in scaling.PROFILES)
+    lines = scaling.scaling_lines([result])
+    assert [line.split()[-1] for line in lines if line.startswith("leapp_notebook leapp: record")] == ["-", "-"]
+    record_target = [line for line in scaling.target_lines([result], None) if line.startswith("record <=")]
+    assert record_target[0].split()[-2:] == ["-", "n/a"]
+
+
+def _result(target: int, ops: int, trace_us: float, leapp_us: float | None) -> scaling.SizeResult:
+    seconds = ops * 1e-6
+    return scaling.SizeResult(target=target, steps=ops // 21, ops=ops, repeat=1, eager=seconds,
+                              record={p: trace_us / 2 * seconds for p in scaling.PROFILES},
+                              trace={p: trace_us * seconds for p in scaling.PROFILES},
+                              leapp=None if leapp_us is None else leapp_us * seconds)
+
+
+def test_tables_report_flatness_against_the_smallest_cell_and_the_leapp_ratio():
+    results = [_result(200, 210, trace_us=10.0, leapp_us=80.0), _result(2_000, 1_995, trace_us=13.0, leapp_us=78.0)]
+    lines = scaling.scaling_lines(results)
+    trace_rows = [line for line in lines if line.startswith("leapp_notebook leapp: trace_cell")]
+    assert trace_rows[0].split()[-2:] == ["10.00", "13.00"]  # us/op
+    assert trace_rows[1].split()[-2:] == ["1.00x", "1.30x"]  # flatness
+    assert [line for line in lines if line.startswith("leapp: trace_cell")][0].split()[-2:] == ["8.0x", "6.0x"]
+    targets = "\n".join(scaling.target_lines(results, None))
+    assert "6.0x (worst size)  met" in targets
+    assert "1.300x (1,995 vs 210 ops)  NOT met" in targets
+    assert "6.50 us/op (worst)  met" in targets  # the worse of the two sizes
+
+
+def test_memory_child_measures_the_eager_and_traced_peaks_above_the_input():
+    eager = scaling.memory_child("eager", "tracemalloc", 1.0)
+    traced = scaling.memory_child("trace:leapp", "tracemalloc", 1.0)
+    assert eager["input"] == pytest.approx(1e6, rel=0.01)
+    # the cell keeps a, b, c and y alive: at least four input-sized arrays above the input
+    assert eager["peak"] >= 4 * eager["input"]
+    assert traced["peak"] > 0 and traced["hwm_reset"] is None
+    with pytest.raises(ValueError, match="method"):
+        scaling.memory_child("eager", "heap", 1.0)
+
+
+def test_memory_input_is_float32_of_the_requested_size():
+    x = scaling.memory_input(2.0)
+    assert x.dtype == np.float32 and x.shape[1] == scaling.MEMORY_COLUMNS
+    assert x.nbytes == pytest.approx(2e6, rel=0.01)
+
+
+def test_rss_figure_comes_from_a_fresh_process(tmp_path):
+    figures = scaling.measure_memory(1.0, modes=("eager",), methods=("rss",))
+    figure = figures[("eager", "rss")]
+    assert figure["hwm_reset"] is True
+    assert figure["peak"] >= 3 * figure["input"]
+    lines = scaling.memory_lines(figures, 1.0)
+    assert lines[-1].startswith("NumPy eager") and lines[-1].endswith("1.00x")
+
+
+def test_main_prints_the_tables_and_writes_the_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "scaling.png"
+    scaling.main(["--sizes", "21", "--repeat", "1", "--no-leapp", "--no-memory", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert "engine: leapp_notebook from" in out
+    assert re.search(r"^recorded ops +21$", out, re.MULTILINE)
+    assert re.search(r"^leapp_notebook full: trace_cell +1.00x$", out, re.MULTILINE)
+    assert "flatness: us/op relative to the 21-op cell" in out
+    assert f"plot written to {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
