@@ -121,7 +121,11 @@ class TracedArray(np.ndarray):
             recorded = sess.record(builder, row, name, params, eager_params,
                                    result.view(np.ndarray) if isinstance(result, TracedArray) else result,
                                    extra={"ufunc": ufunc})
-            if isinstance(target, TracedArray):
+            if isinstance(target, TracedArray) and getattr(recorded, "_lp", None) is None:
+                # written after its node received its outputs: no node records it any more
+                target._lp = Provenance.lost_in(builder, f"written by {name} after node '{builder.name}' received "
+                                                "its outputs", None)
+            elif isinstance(target, TracedArray):
                 target._lp = Provenance(recorded._lp.builder, recorded._lp.node, sess.bump(target))
                 target._lp.lost, target._lp.line = recorded._lp.lost, recorded._lp.line
             else:

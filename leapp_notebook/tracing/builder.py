@@ -262,7 +262,9 @@ class NodeBuilder:
             prov = getattr(value, "_lp", None)
             traced_here = prov is not None and prov.traced_in(self)
             with sess.eager():
-                kind, eager = _output_value(self.name, out_name, value)
+                # The eager output is kept as it is when nothing can change it afterwards (the declaration is the
+                # cell's last statement, or comes after the cell ran): a large output is not held twice.
+                kind, eager = _output_value(self.name, out_name, value, copy=not sess.runs_last(line, helper))
             node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
             out_line = line if line is not None else facts(node).line
             alias = leapp_defects.aliased_input(node) if traced_here and kind == "numpy" else None
@@ -406,12 +408,13 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
     return "numpy", array
 
 
-def _output_value(node: str, name: str, value: Any) -> tuple[str, Any]:
-    """The kind and a copy of an output's eager value (tensors detached: an output may require grad)."""
+def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[str, Any]:
+    """The kind and the eager value of an output (a copy when ``copy``; tensors detached: an output may require
+    grad)."""
     if isinstance(value, torch.Tensor):
-        return "torch", value.detach().clone()
+        return "torch", value.detach().clone() if copy else value.detach()
     if isinstance(value, np.ndarray):
-        return "numpy", np.array(value.view(np.ndarray), copy=True)
+        return "numpy", np.array(value.view(np.ndarray), copy=True) if copy else value.view(np.ndarray)
     try:
         eager = np.asarray(value)
     except ValueError:  # a tuple of arrays of different shapes, say

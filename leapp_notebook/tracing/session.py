@@ -9,6 +9,7 @@ removes the hooks around the cell.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import weakref
@@ -80,6 +81,7 @@ class Session:
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
+        self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
         """Record an in-place write into ``array``'s memory; returns the owner's new write count."""
@@ -89,6 +91,24 @@ class Session:
         return version
 
     # -------------------------------------------------------------- helpers
+    def runs_last(self, line: int | None, helper: str | None) -> bool:
+        """Whether a call at cell ``line`` is the last thing the cell runs: called after the cell (no cell
+        line), or at the top level in the cell's last statement, a simple one (not a loop's body)."""
+        if line is None:
+            return True
+        if helper is not None:
+            return False
+        if self._last_statement is None:
+            try:
+                body = ast.parse(self.source).body
+            except SyntaxError:
+                body = []
+            last = body[-1] if body else None
+            simple = isinstance(last, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign))
+            self._last_statement = (last.lineno, last.end_lineno or last.lineno) if simple else (0, -1)
+        first, end = self._last_statement
+        return first <= line <= end
+
     def line_text(self, line: int | None) -> str:
         if line is None or not 1 <= line <= len(self.lines):
             return ""
