@@ -13,6 +13,7 @@ Outside an active session every hook behaves as plain NumPy.
 from __future__ import annotations
 
 import sys
+from _thread import get_ident
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,56 @@ class TracedArray(np.ndarray):
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        sess = _session.active()
+        sess = _session.ACTIVE
+        if not kwargs and method == "__call__" and sess is not None and not sess.suspended \
+                and sess.thread == get_ident() and len(inputs) <= 2:
+            # the hot path: ``np.tanh(x)``, ``x * 0.5``: traced arrays and Python numbers, nothing else
+            a = inputs[0]
+            kind = type(a)
+            if kind is TracedArray:
+                plain_a = a.view(np.ndarray)
+                prov = a._lp
+            elif kind is float or kind is int or kind is bool:
+                plain_a, prov = a, None
+            else:
+                return self._ufunc(sess, ufunc, method, inputs, kwargs)
+            if len(inputs) == 2:
+                b = inputs[1]
+                kind = type(b)
+                if kind is TracedArray:
+                    plain_b = b.view(np.ndarray)
+                    if prov is None or prov.builder is None:
+                        prov = b._lp
+                elif kind is float or kind is int or kind is bool:
+                    plain_b = b
+                else:
+                    return self._ufunc(sess, ufunc, method, inputs, kwargs)
+                params = {"x0": a, "x1": b}
+                eager_params = {"x0": plain_a, "x1": plain_b}
+                sess.suspended += 1
+                try:
+                    result = ufunc(plain_a, plain_b)
+                finally:
+                    sess.suspended -= 1
+            else:
+                params = {"x0": a}
+                eager_params = {"x0": plain_a}
+                sess.suspended += 1
+                try:
+                    result = ufunc(plain_a)
+                finally:
+                    sess.suspended -= 1
+            builder = prov.builder if prov is not None else None
+            if builder is None:
+                return TracedArray.watch(result) if has_traced(inputs) else result
+            row = ops.UFUNC_ROWS.get(ufunc)
+            return sess.record(builder, row, row.numpy if row is not None else ufunc_name(ufunc), params,
+                               eager_params, result, extra={"ufunc": ufunc, "call": True})
+        return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,
+                           inputs, kwargs)
+
+    def _ufunc(self, sess: Any, ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> Any:
         out = kwargs.get("out")
         plain_inputs = tuple([v.view(np.ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs

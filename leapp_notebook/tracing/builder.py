@@ -290,7 +290,7 @@ class NodeBuilder:
 
     def finish(self) -> Node:
         """Settle severities by reachability, fix dtypes against the eager values, and build the GraphModule."""
-        reaching = ancestors(output_node(self.graph).all_input_nodes)
+        reaching = ancestors(output_node(self.graph).all_input_nodes) if self.pending_reach else {}
         for key in self.pending_reach:
             hazard = self.hazards[key]
             if not any(name in reaching for name in hazard.graph_nodes):

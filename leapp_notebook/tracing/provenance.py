@@ -242,7 +242,16 @@ def depends_on_inputs(node: Any) -> bool:
     """Whether ``node``'s value is computed from a placeholder (a node input)."""
     if not isinstance(node, torch.fx.Node):
         return False
-    return any(n.op == "placeholder" for n in ancestors([node]).values())
+    seen: set[torch.fx.Node] = set()
+    stack = [node]
+    while stack:  # depth first, stopping at the first placeholder (most values reach one in a few steps)
+        current = stack.pop()
+        if current.op == "placeholder":
+            return True
+        if current not in seen:
+            seen.add(current)
+            stack.extend(current._input_nodes)
+    return False
 
 
 def output_node(graph: torch.fx.Graph) -> torch.fx.Node:

@@ -88,13 +88,23 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
     """The cache key of a recorded call, or None when it cannot be described (or the cache is off)."""
     if not ENABLED:
         return None
+    array_type = sess.array_type
     try:
-        parts = [id(row), name, describe_result(result)]
+        parts = [id(row), name, (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
         for key, value in params.items():
-            parts.append(key)
-            parts.append(describe(value, builder, sess))
+            kind = type(value)
+            if kind is array_type:  # describe(), spelled out for the common case
+                prov = value._lp
+                if prov is None or prov.builder is not builder or prov.node is None or (
+                        sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
+                    return None
+                parts.append((key, value.dtype, value.shape))
+            elif kind is float and value:
+                parts.append((key, float, value))
+            else:
+                parts.append((key, describe(value, builder, sess)))
         return tuple(parts)
     except Miss:
         return None
@@ -386,10 +396,12 @@ def compile_template(template: Template) -> Any:
 def replay(template: Template, builder: Any, params: dict[str, Any], line: int | None, location: str | None,
            helper: str | None) -> tuple[Any, Any]:
     """The template's nodes for this call: (results as wrap() pairs them, results as hazards mark them)."""
-    fn = template.fn
-    if fn is None:
-        fn = template.fn = compile_template(template)
-    return fn(builder, params, line, location, helper)
+    return (template.fn or compiled(template))(builder, params, line, location, helper)
+
+
+def compiled(template: Template) -> Any:
+    template.fn = compile_template(template)
+    return template.fn
 
 
 def finding_of(template: Template, name: str, eager_params: dict[str, Any], result: Any) -> Any:

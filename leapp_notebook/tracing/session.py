@@ -229,9 +229,28 @@ class Session:
         if builder.closed:
             return plain(result, depth=0)
         line, location, helper = self.where()
+        recorded = row is not None and (self.profile == "full" or row.leapp)
+        if recorded and type(result) is np.ndarray:
+            # the hot path: a signature recorded before, an array result (tracing/replay.py)
+            key = replay.signature(self, builder, row, name, params, extra, result)
+            template = replay.TEMPLATES.get(key) if key is not None else None
+            if template is not None and template is not replay.NO_TEMPLATE:
+                fn = template.fn or replay.compiled(template)
+                nodes, marked = fn(builder, params, line, location, helper)
+                finding = template.finding
+                if finding is replay.NO_TEMPLATE:
+                    finding = leapp_defects.find(name, eager_params, result)
+                if finding is not None or (self.profile == "full" and not row.leapp):
+                    self._after_build(builder, row, name, marked, result, False, line, location, finding)
+                if type(nodes) is not torch.fx.Node:
+                    return self.wrap(builder, result, nodes)
+                # the replayed node already holds the result's facts (its signature fixes them)
+                traced = result.view(self.array_type)
+                traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions
+                                        else 0)
+                return traced
         self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
-        recorded = row is not None and (self.profile == "full" or row.leapp)
         if recorded and extra is not None and "call" in extra and isinstance(result, np.generic):
             scalar_result = True
             if self.profile == "leapp":
