@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 _TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
+_BASE_NAMES: dict[Any, str | None] = {}  # base_name() per target
 _NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # fx's own name pattern (torch/fx/graph.py)
 # names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports)
 _ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None) or (frozenset(keyword.kwlist)
@@ -41,38 +42,31 @@ class RecordingGraph(torch.fx.Graph):
     """
 
     def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
-        if op not in ("call_function", "call_method") or self.owning_module is not None:
+        if op not in ("call_function", "call_method") or self.owning_module is not None or type_expr is not None:
             return super().create_node(op, target, args, kwargs, name, type_expr)
-        args = args or ()
-        kwargs = kwargs or {}
-        candidate = name if name is not None else _TARGET_NAMES.get(target)
-        if candidate is None:
-            candidate = _TARGET_NAMES[target] = self._target_to_str(target)
-        name = self._graph_namespace.create_name(candidate, None)
-        node = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
-        self._graph_namespace.associate_name_with_obj(name, node)
-        self._insert(node)
-        self._find_nodes_lookup_table.insert(node)
-        self._len += 1
-        return node
-
+        return self.fast_node(op, target, args or (), kwargs or {},
+                              None if name is not None else base_name(op, target), name)
 
     def fast_node(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                  base: str | None) -> torch.fx.Node:
-        """``create_node`` for a replayed template (tracing/replay.py): ``base`` is the node's name stem, known
-        to be a valid, non-builtin identifier without a numeric suffix, so fx's name sanitizing is skipped (the
-        same unique name results)."""
-        if base is None or self.owning_module is not None:
-            return self.create_node(op, target, args, kwargs)
+                  base: str | None, name: str | None = None) -> torch.fx.Node:
+        """A call node. ``base`` (tracing/replay.py knows it per template): the node's name stem, a valid,
+        non-builtin identifier without a numeric suffix, so fx's name sanitizing is skipped (the same unique
+        name results); None: fx's own naming, from ``name`` or the target."""
         namespace = self._graph_namespace
-        used = namespace._used_names
-        num = namespace._base_count.get(base, 0)
-        name = base
-        while name in used:
-            num += 1
-            name = f"{base}_{num}"
-        used.add(name)
-        namespace._base_count[base] = num
+        if base is None or self.owning_module is not None:
+            candidate = name if name is not None else _TARGET_NAMES.get(target)
+            if candidate is None:
+                candidate = _TARGET_NAMES[target] = self._target_to_str(target)
+            name = namespace.create_name(candidate, None)
+        else:
+            used = namespace._used_names
+            num = namespace._base_count.get(base, 0)
+            name = base
+            while name in used:
+                num += 1
+                name = f"{base}_{num}"
+            used.add(name)
+            namespace._base_count[base] = num
         node = torch.fx.Node(self, name, op, target, args, kwargs, None)
         namespace._obj_to_name[node] = name
         self._insert(node)
@@ -85,13 +79,19 @@ def base_name(op: str, target: Any) -> str | None:
     """The name stem fx gives a node of ``target`` when it is a plain identifier fx keeps as it is, else None."""
     if op not in ("call_function", "call_method"):
         return None
+    try:
+        return _BASE_NAMES[target]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable target
+        return None
     candidate = _TARGET_NAMES.get(target)
     if candidate is None:
         candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
     match = _NAME.match(candidate)
-    if match is None or match.group(2) is not None or candidate in _ILLEGAL:
-        return None
-    return candidate
+    base = None if match is None or match.group(2) is not None or candidate in _ILLEGAL else candidate
+    _BASE_NAMES[target] = base
+    return base
 
 
 def target_display(op: str, target: Any) -> str:
