@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -41,6 +41,10 @@ _PAD = 0.1  # fraction of the traced range added on each side
 # Elements per chunk when drawing and comparing: large arrays are processed chunk by chunk, so the
 # probe's temporaries stay a few chunks in size (cache-sized) whatever the size of the cell's arrays.
 _CHUNK = 1 << 16
+_SMALL = 1 << 12  # up to this many elements, comparisons allocate their few temporaries instead of reusing scratch
+_F32 = np.dtype(np.float32)
+_REAL = {"F": np.dtype(np.float32), "D": np.dtype(np.float64), "G": np.dtype(np.longdouble)}
+_ZERO = np.float64(0.0)
 
 
 def tolerance(dtype: np.dtype) -> tuple[float, float]:
@@ -397,15 +401,20 @@ def _compare(expected: np.ndarray, got: np.ndarray, locate: bool
     return _compare_close(expected, got, locate)
 
 
-def _chunks(*arrays: np.ndarray) -> Iterator[tuple[int, list[np.ndarray]]]:
+def _chunks(*arrays: np.ndarray) -> Iterable[tuple[int, list[np.ndarray]]]:
     """(flat offset, 1-d chunks of every array) over arrays of one shape, in C order, at most ``_CHUNK``
     elements each: views of C-contiguous arrays, chunk-sized copies of other layouts."""
     if all(a.flags.c_contiguous for a in arrays):
-        flats = [a.reshape(-1) for a in arrays]
-        for start in range(0, flats[0].size, _CHUNK):
-            yield start, [f[start:start + _CHUNK] for f in flats]
-    else:
-        yield from _blocks(arrays, 0)
+        size = arrays[0].size
+        if size <= _CHUNK:  # one chunk: no generator
+            return [(0, [a.reshape(-1) for a in arrays])] if size else []
+        return _flat_chunks([a.reshape(-1) for a in arrays])
+    return _blocks(arrays, 0)
+
+
+def _flat_chunks(flats: list[np.ndarray]) -> Iterator[tuple[int, list[np.ndarray]]]:
+    for start in range(0, flats[0].size, _CHUNK):
+        yield start, [f[start:start + _CHUNK] for f in flats]
 
 
 def _blocks(arrays: Any, offset: int) -> Iterator[tuple[int, list[np.ndarray]]]:
@@ -458,33 +467,34 @@ def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
     largest difference is within ``atol * scale`` passes without the relative test (which cannot fail
     there); a chunk that is bitwise equal has no relative error either.
     """
-    work = np.dtype(np.float32) if expected.dtype == np.float16 else expected.dtype
+    work = _F32 if expected.dtype == np.float16 else expected.dtype
     rtol, atol = tolerance(work)
     scale = _scale_of(expected)
-    floor = np.asarray(atol * scale, dtype=work.type(0).real.dtype)  # the bound as the arrays hold it
+    real = _REAL.get(work.char, work)  # the dtype |values| come in
+    floor = real.type(atol * scale)  # the absolute bound as the arrays hold it
     agree, first = True, None
-    max_abs = max_rel = np.float64(0.0)
-    size = min(expected.size, _CHUNK)
-    real = floor.dtype
-    diff_buf, abs_buf = np.empty(size, real), np.empty(size, real)
+    max_abs = max_rel = _ZERO
+    large = expected.size > _SMALL  # scratch for the chunks; small arrays just allocate
+    diff_buf = np.empty(min(expected.size, _CHUNK), real) if large else None
+    abs_buf = np.empty(min(expected.size, _CHUNK), real) if large else None
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for offset, (want, have) in _chunks(expected, got):
             if have.dtype != expected.dtype:
                 have = have.astype(expected.dtype)
-            if work != expected.dtype:
+            if work is not expected.dtype:
                 want, have = want.astype(work), have.astype(work)
             count = want.size
-            diff = diff_buf[:count]
+            diff = diff_buf[:count] if large else None
             if work.kind == "c":
-                np.abs(have - want, out=diff)
+                diff = np.abs(have - want, out=diff)
             else:
-                np.subtract(have, want, out=diff)
+                diff = np.subtract(have, want, out=diff)
                 np.abs(diff, out=diff)
             largest = diff.max()
             if largest == 0:  # bitwise equal up to signed zeros: no error at all
                 continue
+            abs_expected = np.abs(want, out=abs_buf[:count] if large else None)
             if not largest <= floor:  # NaN, or beyond the absolute floor: the full test
-                abs_expected = np.abs(want, out=abs_buf[:count])
                 bound = np.multiply(abs_expected, rtol)
                 bound += atol * scale
                 ok = diff <= bound
@@ -499,8 +509,6 @@ def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
                         if locate and first is None:
                             first = offset + int(np.argmin(ok))
                     largest = diff.max()
-            else:
-                abs_expected = np.abs(want, out=abs_buf[:count])
             max_abs = np.maximum(max_abs, largest)
             np.maximum(abs_expected, atol, out=abs_expected)
             np.divide(diff, abs_expected, out=abs_expected)
@@ -512,13 +520,13 @@ def _scale_of(values: np.ndarray) -> float:
     """max(1, max |value|) over the finite values, chunk by chunk: what absolute tolerances are relative to."""
     scale = 1.0
     real = values.dtype.kind in "fiu"
-    with np.errstate(invalid="ignore", over="ignore"):
-        for _, (chunk,) in _chunks(values):
-            if real:  # max |v| without |v|: the largest and the negated smallest
-                top = max(float(chunk.max()), -float(chunk.min())) if chunk.size else 1.0
-                if math.isfinite(top):
-                    scale = max(scale, top)
-                    continue
+    for _, (chunk,) in _chunks(values):
+        if real:  # max |v| without |v|: the largest and the negated smallest
+            top = max(float(chunk.max()), -float(chunk.min()))
+            if math.isfinite(top):
+                scale = max(scale, top)
+                continue
+        with np.errstate(invalid="ignore", over="ignore"):
             scale = max(scale, _scale(np.abs(chunk)))
     return scale
 
