@@ -144,12 +144,14 @@ def _unavoidable(trace: ln.Trace, n: int) -> float:
 
 
 class _Split:
-    """Inside one probe run, the time spent in the eager cell and the graph forward, in retracing, and
-    everywhere else (the probe's own overhead, drawing included)."""
+    """Inside one probe run, the time spent in the eager cell and the graph forward, in drawing inputs,
+    in retracing, and everywhere else (the probe's own overhead)."""
 
     def __init__(self, trace: ln.Trace):
         self.trace, self.node = trace, next(iter(trace.nodes.values()))
-        self.inside = self.retrace = 0.0
+        self.inside = self.retrace = self.draw = 0.0
+        sampler = probe_module._Sampler  # the probe's drawing: in place (fill) or a fresh array (draw)
+        self.drawing = (sampler, "fill" if hasattr(sampler, "fill") else "draw")
 
     def _timed(self, fn, slot):  # noqa: ANN001, ANN202
         def timed(*args):  # noqa: ANN002, ANN202
@@ -165,10 +167,14 @@ class _Split:
         self.trace.retrace = self._timed(type(self.trace).retrace.__get__(self.trace), "retrace")
         graph = self.node.graph
         graph.forward = self._timed(type(graph).forward.__get__(graph), "inside")
+        cls, name = self.drawing
+        self.original = getattr(cls, name)
+        setattr(cls, name, self._timed(self.original, "draw"))
         return self
 
     def __exit__(self, *exc: object) -> None:
         del self.trace.run_eager, self.trace.retrace, self.node.graph.forward
+        setattr(*self.drawing, self.original)
 
 
 def _time(trace: ln.Trace, n: int, repeat: int) -> dict:
@@ -185,10 +191,12 @@ def _time(trace: ln.Trace, n: int, repeat: int) -> dict:
         if not attempt % 2:
             base = _unavoidable(trace, n)
         runs.append(dict(base=base, probe=total, ratio=total / base, retrace=split.retrace,
-                         own=(total - split.inside - split.retrace) / report.n, n=report.n,
+                         own=(total - split.inside - split.draw - split.retrace) / report.n,
+                         in_run=total / (split.inside + split.draw), n=report.n,
                          verdict="passed" if report.passed else f"failed, baked={report.baked}"))
     best = {key: min(run[key] for run in runs) for key in ("base", "probe", "retrace", "own")}
-    best["ratio"] = float(np.median([run["ratio"] for run in runs]))
+    for key in ("ratio", "in_run"):
+        best[key] = float(np.median([run[key] for run in runs]))
     best["n"], best["verdict"] = runs[-1]["n"], runs[-1]["verdict"]
     return best
 
@@ -262,6 +270,10 @@ def _run_worker(worker: str, cell: str, size: str, n: int, repeat: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
 def _mb(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -298,18 +310,20 @@ def main() -> None:
     print(f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, probe module {probe_module.__file__}")
     if "1k" in sizes:
         print(f"\n1. {DEEP_PROBES} probes of a ~450-op cell, ~1 KB of inputs; unavoidable = {DEEP_PROBES} x (draw "
-              "+ eager cell + graph forward);\n   own = probe time outside the eager cell, the graph and the "
-              "retrace, per probe")
-        print(f"{'cell':<26}{'ops':>5}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'own/probe':>11}"
+              "+ eager cell + graph forward),\n   run apart; in-run = probe / (draw + eager + graph) timed inside "
+              "the probe run; own = probe time\n   outside drawing, the eager cell, the graph and the retrace, "
+              "per probe")
+        print(f"{'cell':<26}{'ops':>5}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}{'own/probe':>11}"
               f"{'retrace':>11}  verdict")
         for label, cell in (("clean (leapp profile)", "deep"), ("np.interp baked (leapp)", "baked")):
             m = _run_worker("time", cell, "1k", DEEP_PROBES, repeat("1k"))
             print(f"{label:<26}{m['ops']:>5}{m['base'] * 1e3:>10.1f} ms{m['probe'] * 1e3:>8.1f} ms"
-                  f"{m['ratio']:>7.2f}x{m['own'] * 1e6:>8.0f} us{m['retrace'] * 1e3:>8.1f} ms  {m['verdict']}")
+                  f"{m['ratio']:>7.2f}x{m['in_run']:>7.2f}x{m['own'] * 1e6:>8.0f} us{m['retrace'] * 1e3:>8.1f} ms"
+                  f"  {m['verdict']}")
     print("\n2. elementwise cell (multiply, add, maximum, abs, subtract, a sum; two float32 inputs). Seconds: best of "
           "the paired runs;\n   memory: peak above the trace and its inputs (the probe's own input buffers included)")
-    print(f"{'inputs':>10}{'n':>4}{'unavoidable':>13}{'probe':>10}{'ratio':>8}{'tracemalloc probe/eager':>26}"
-          f"{'ratio':>8}{'RSS probe/eager':>19}{'ratio':>8}")
+    print(f"{'inputs':>10}{'n':>4}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}"
+          f"{'tracemalloc probe/eager':>26}{'ratio':>8}{'RSS probe/eager':>21}{'ratio':>8}")
     for size in sizes:
         n = PROBES[size]
         t = _run_worker("time", "elementwise", size, n, repeat(size))
@@ -317,9 +331,9 @@ def main() -> None:
         e = _run_worker("eager", "elementwise", size, n, 1)
         mem_tm = f"{_mb(p['tracemalloc'])} / {_mb(e['tracemalloc'])}"
         mem_rss = f"{_mb(p['rss'])} / {_mb(e['rss'])}"
-        print(f"{_mb(t['bytes']):>10}{t['n']:>4}{t['base']:>11.3f} s{t['probe']:>8.3f} s{t['ratio']:>7.2f}x"
-              f"{mem_tm:>26}{_ratio(p['tracemalloc'], e['tracemalloc']):>8}{mem_rss:>19}"
-              f"{_ratio(p['rss'], e['rss']):>8}", flush=True)
+        print(f"{_mb(t['bytes']):>10}{t['n']:>4}{_seconds(t['base']):>13}{_seconds(t['probe']):>11}"
+              f"{t['ratio']:>7.2f}x{t['in_run']:>7.2f}x{mem_tm:>26}{_ratio(p['tracemalloc'], e['tracemalloc']):>8}"
+              f"{mem_rss:>21}{_ratio(p['rss'], e['rss']):>8}", flush=True)
 
 
 if __name__ == "__main__":
