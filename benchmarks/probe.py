@@ -21,7 +21,10 @@ Timings are the best of ``--repeat`` paired runs (the two measurements back to b
 alternating, which cancels most of the drift a shared machine adds); the ratio is the median of the pairs.
 Prints figures; asserts nothing.
 
-    python benchmarks/probe.py [--sizes 1k,20m,200m] [--quick] [--repeat 5]
+    python benchmarks/probe.py [--sizes 1k,20m,200m] [--quick] [--repeat 5] [--threads 1]
+
+On a machine other processes load, torch's intra-op threads make the graph's time swing by several times
+from run to run (a parallel op waits for its slowest thread); ``--threads 1`` gives steadier figures.
 """
 
 from __future__ import annotations
@@ -247,6 +250,8 @@ def _memory(trace: ln.Trace, what: str, n: int) -> dict:
 
 
 def _worker(args: argparse.Namespace) -> None:
+    if args.threads:
+        torch.set_num_threads(args.threads)
     trace = _make_trace(args.cell, args.size)
     if args.worker == "time":
         result = _time(trace, args.n, args.repeat)
@@ -258,12 +263,12 @@ def _worker(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
-def _run_worker(worker: str, cell: str, size: str, n: int, repeat: int) -> dict:
+def _run_worker(worker: str, cell: str, size: str, n: int, repeat: int, threads: int | None) -> dict:
     env = dict(os.environ)
     if worker != "time":
         env["MALLOC_MMAP_THRESHOLD_"] = str(1 << 20)  # fixed: large freed blocks return to the system
     command = [sys.executable, __file__, "--worker", worker, "--cell", cell, "--size", size, "--n", str(n),
-               "--repeat", str(repeat)]
+               "--repeat", str(repeat)] + (["--threads", str(threads)] if threads else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr}")
@@ -289,6 +294,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1k,20m,200m", help="comma-separated, among " + ",".join(SIZES))
     parser.add_argument("--repeat", type=int, default=None, help="paired timing runs (default 7, 3 at 200m)")
     parser.add_argument("--quick", action="store_true", help="1k and 20m only, 3 paired runs")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--worker", choices=("time", "probe", "eager"), help=argparse.SUPPRESS)
     parser.add_argument("--cell", default="elementwise", help=argparse.SUPPRESS)
     parser.add_argument("--size", default="1k", help=argparse.SUPPRESS)
@@ -307,7 +313,8 @@ def main() -> None:
             return args.repeat
         return 3 if args.quick or size == "200m" else 7
 
-    print(f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, probe module {probe_module.__file__}")
+    threads = args.threads or torch.get_num_threads()
+    print(f"torch threads {threads}, cores {os.cpu_count()}, probe module {probe_module.__file__}")
     if "1k" in sizes:
         print(f"\n1. {DEEP_PROBES} probes of a ~450-op cell, ~1 KB of inputs; unavoidable = {DEEP_PROBES} x (draw "
               "+ eager cell + graph forward),\n   run apart; in-run = probe / (draw + eager + graph) timed inside "
@@ -316,7 +323,7 @@ def main() -> None:
         print(f"{'cell':<26}{'ops':>5}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}{'own/probe':>11}"
               f"{'retrace':>11}  verdict")
         for label, cell in (("clean (leapp profile)", "deep"), ("np.interp baked (leapp)", "baked")):
-            m = _run_worker("time", cell, "1k", DEEP_PROBES, repeat("1k"))
+            m = _run_worker("time", cell, "1k", DEEP_PROBES, repeat("1k"), args.threads)
             print(f"{label:<26}{m['ops']:>5}{m['base'] * 1e3:>10.1f} ms{m['probe'] * 1e3:>8.1f} ms"
                   f"{m['ratio']:>7.2f}x{m['in_run']:>7.2f}x{m['own'] * 1e6:>8.0f} us{m['retrace'] * 1e3:>8.1f} ms"
                   f"  {m['verdict']}")
@@ -326,9 +333,9 @@ def main() -> None:
           f"{'tracemalloc probe/eager':>26}{'ratio':>8}{'RSS probe/eager':>21}{'ratio':>8}")
     for size in sizes:
         n = PROBES[size]
-        t = _run_worker("time", "elementwise", size, n, repeat(size))
-        p = _run_worker("probe", "elementwise", size, n, 1)
-        e = _run_worker("eager", "elementwise", size, n, 1)
+        t = _run_worker("time", "elementwise", size, n, repeat(size), args.threads)
+        p = _run_worker("probe", "elementwise", size, n, 1, args.threads)
+        e = _run_worker("eager", "elementwise", size, n, 1, args.threads)
         mem_tm = f"{_mb(p['tracemalloc'])} / {_mb(e['tracemalloc'])}"
         mem_rss = f"{_mb(p['rss'])} / {_mb(e['rss'])}"
         print(f"{_mb(t['bytes']):>10}{t['n']:>4}{_seconds(t['base']):>13}{_seconds(t['probe']):>11}"
