@@ -209,10 +209,14 @@ def _derived_range(sample: np.ndarray) -> tuple[float, float]:
     """The traced values' range, padded by 10% on each side without crossing zero (cells often rely
     on the sign: sqrt, log, indices); a degenerate range is widened around its value."""
     values = sample.real if sample.dtype.kind == "c" else sample
-    finite = values[np.isfinite(values)] if values.dtype.kind in "fc" else values
-    if finite.size == 0:
+    if values.size == 0:
         return (-1.0, 1.0)
-    lo, hi = float(finite.min()), float(finite.max())
+    lo, hi = float(values.min()), float(values.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # NaN or infinities: the range of the finite values
+        finite = values[np.isfinite(values)]
+        if finite.size == 0:
+            return (-1.0, 1.0)
+        lo, hi = float(finite.min()), float(finite.max())
     span = hi - lo
     if span <= 1e-6 * max(abs(lo), abs(hi), 1.0):
         center = (lo + hi) / 2
@@ -459,22 +463,21 @@ def _compare_exact(expected: np.ndarray, got: np.ndarray, locate: bool
 
 
 def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
-                   ) -> tuple[bool, float, float, tuple[int, ...] | None, float]:
+                   ) -> tuple[bool, float, float, tuple[int, ...] | None, float | None]:
     """Floats and complex numbers within tolerance; NaN agrees with NaN, equal infinities agree.
 
     Elementwise, exactly: ``|got - expected| <= rtol * |expected| + atol * scale`` (float16 compared in
     float32), the errors ``|got - expected|`` and that over ``max(|expected|, atol)``. A chunk whose
     largest difference is within ``atol * scale`` passes without the relative test (which cannot fail
-    there); a chunk that is bitwise equal has no relative error either. The scale is None when a small
-    array matched exactly (nothing needed it).
+    there); a chunk that is bitwise equal has no relative error either. The scale is None when the
+    arrays matched exactly (nothing needed it).
     """
     if expected.size <= _SMALL and got.dtype == expected.dtype and bool((expected == got).all()):
         return True, 0.0, 0.0, None, None  # equal everywhere (no NaN): no error at all
     work = _F32 if expected.dtype == np.float16 else expected.dtype
     rtol, atol = tolerance(work)
-    scale = _scale_of(expected)
     real = _REAL.get(work.char, work)  # the dtype |values| come in
-    floor = real.type(atol * scale)  # the absolute bound as the arrays hold it
+    scale = floor = None  # taken over the whole array when a chunk first differs
     agree, first = True, None
     max_abs = max_rel = _ZERO
     large = expected.size > _SMALL  # scratch for the chunks; small arrays just allocate
@@ -496,6 +499,9 @@ def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
             largest = diff.max()
             if largest == 0:  # bitwise equal up to signed zeros: no error at all
                 continue
+            if scale is None:
+                scale = _scale_of(expected)
+                floor = real.type(atol * scale)  # the absolute bound as the arrays hold it
             abs_expected = np.abs(want, out=abs_buf[:count] if large else None)
             if not largest <= floor:  # NaN, or beyond the absolute floor: the full test
                 bound = np.multiply(abs_expected, rtol)

@@ -354,3 +354,15 @@ def test_a_failing_probe_explains_itself_without_float64_copies_of_the_output(mo
     report = tr.last_probe
     assert not report.passed and report.sensitivity == {"y": {"x": (True, True)}}
     assert peak < 6 * BIG.nbytes
+
+
+def test_the_derived_range_ignores_nan_and_infinities_without_filtering_finite_samples():
+    sample = np.array([0.5, np.nan, 2.0, np.inf, -np.inf, 1.0], np.float32)
+    tr = ln.trace_cell("y = x * 2", {"np": np, "x": sample}, inputs=["x"], outputs=["y"])
+    lo, hi = probe_module.input_ranges(tr)["x"]
+    assert (lo, hi) == pytest.approx((0.35, 2.15))  # [0.5, 2.0] padded by 10%, sign kept
+    clean = trace("y = x * 2", x=X)
+    assert probe_module.input_ranges(clean)["x"] == pytest.approx((-0.45, 1.35))
+    nothing_finite = ln.trace_cell("y = x * 2", {"np": np, "x": np.array([np.nan, np.inf])}, inputs=["x"],
+                                   outputs=["y"])
+    assert probe_module.input_ranges(nothing_finite)["x"] == (-1.0, 1.0)
