@@ -18,7 +18,9 @@ Two tables, one run:
    large blocks go back to the system instead of hiding the next peak.
 
 Timings are the best of ``--repeat`` paired runs (the two measurements back to back, their order
-alternating, which cancels most of the drift a shared machine adds); the ratio is the median of the pairs.
+alternating); ratio = best probe / best unavoidable. The in-run ratio divides each probe run by the
+drawing, eager cell and graph time measured inside that same run (immune to load drifting between two
+runs; the timers themselves weigh on the 1 KB cells); it is the median over the runs.
 Prints figures; asserts nothing.
 
     python benchmarks/probe.py [--sizes 1k,20m,200m] [--quick] [--repeat 5] [--threads 1]
@@ -181,7 +183,8 @@ class _Split:
 
 
 def _time(trace: ln.Trace, n: int, repeat: int) -> dict:
-    """Best times over ``repeat`` paired runs; the ratio is the median of the pairs."""
+    """Best times over ``repeat`` paired runs (the best of each filters out the load other processes add)
+    and their ratio; the in-run ratio is the median over the runs."""
     trace.probe(n=2, seed=0)  # warm-up: first calls into torch and the retrace path
     runs = []
     for attempt in range(repeat):
@@ -193,13 +196,13 @@ def _time(trace: ln.Trace, n: int, repeat: int) -> dict:
             total = time.perf_counter() - start
         if not attempt % 2:
             base = _unavoidable(trace, n)
-        runs.append(dict(base=base, probe=total, ratio=total / base, retrace=split.retrace,
+        runs.append(dict(base=base, probe=total, retrace=split.retrace,
                          own=(total - split.inside - split.draw - split.retrace) / report.n,
                          in_run=total / (split.inside + split.draw), n=report.n,
                          verdict="passed" if report.passed else f"failed, baked={report.baked}"))
     best = {key: min(run[key] for run in runs) for key in ("base", "probe", "retrace", "own")}
-    for key in ("ratio", "in_run"):
-        best[key] = float(np.median([run[key] for run in runs]))
+    best["ratio"] = best["probe"] / best["base"]
+    best["in_run"] = float(np.median([run["in_run"] for run in runs]))
     best["n"], best["verdict"] = runs[-1]["n"], runs[-1]["verdict"]
     return best
 
@@ -286,7 +289,8 @@ def _mb(value: float | None) -> str:
 
 
 def _ratio(a: float | None, b: float | None) -> str:
-    return "n/a" if a is None or not b else f"{a / b:.2f}x"
+    """a / b; n/a below 1 MB, where page granularity and the report's own objects are all there is."""
+    return "n/a" if a is None or b is None or b < 1e6 else f"{a / b:.2f}x"
 
 
 def main() -> None:
@@ -317,9 +321,9 @@ def main() -> None:
     print(f"torch threads {threads}, cores {os.cpu_count()}, probe module {probe_module.__file__}")
     if "1k" in sizes:
         print(f"\n1. {DEEP_PROBES} probes of a ~450-op cell, ~1 KB of inputs; unavoidable = {DEEP_PROBES} x (draw "
-              "+ eager cell + graph forward),\n   run apart; in-run = probe / (draw + eager + graph) timed inside "
-              "the probe run; own = probe time\n   outside drawing, the eager cell, the graph and the retrace, "
-              "per probe")
+              "+ eager cell + graph forward),\n   run apart; ratio = probe / unavoidable; in-run = probe / (draw + "
+              "eager + graph) timed inside the probe run;\n   own = probe time outside drawing, the eager cell, the "
+              "graph and the retrace, per probe")
         print(f"{'cell':<26}{'ops':>5}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}{'own/probe':>11}"
               f"{'retrace':>11}  verdict")
         for label, cell in (("clean (leapp profile)", "deep"), ("np.interp baked (leapp)", "baked")):
