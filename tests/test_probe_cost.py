@@ -190,9 +190,10 @@ def test_the_absolute_floor_shortcut_passes_exactly_what_the_full_test_passes(mo
     assert not compare(expected, beyond)[0]
 
 
+@pytest.mark.parametrize("chunk", [64, probe_module._CHUNK])  # chunked, and one chunk (errors kept)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32", "bool"])
-def test_chunked_neighbour_comparison_matches_the_whole_array_one(dtype, monkeypatch):
-    monkeypatch.setattr(probe_module, "_CHUNK", 64)
+def test_chunked_neighbour_comparison_matches_the_whole_array_one(dtype, chunk, monkeypatch):
+    monkeypatch.setattr(probe_module, "_CHUNK", chunk)
     rng = np.random.default_rng(9)
     pairs = _pairs(dtype, rng)
     seen = set()
