@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -38,6 +38,13 @@ __all__ = ["probe", "ProbeReport", "OutputCheck", "Mismatch", "BakedConstant", "
 _TOLERANCE = {"f2": (1e-2, 1e-3), "f4": (1e-3, 1e-5), "f8": (1e-7, 1e-10), "c8": (1e-3, 1e-5),
               "c16": (1e-7, 1e-10)}
 _PAD = 0.1  # fraction of the traced range added on each side
+# Elements per chunk when drawing and comparing: large arrays are processed chunk by chunk, so the
+# probe's temporaries stay a few chunks in size (cache-sized) whatever the size of the cell's arrays.
+_CHUNK = 1 << 16
+_SMALL = 1 << 12  # up to this many elements, comparisons allocate their few temporaries instead of reusing scratch
+_F32 = np.dtype(np.float32)
+_REAL = {"F": np.dtype(np.float32), "D": np.dtype(np.float64), "G": np.dtype(np.longdouble)}
+_ZERO = np.float64(0.0)
 
 
 def tolerance(dtype: np.dtype) -> tuple[float, float]:
@@ -202,10 +209,14 @@ def _derived_range(sample: np.ndarray) -> tuple[float, float]:
     """The traced values' range, padded by 10% on each side without crossing zero (cells often rely
     on the sign: sqrt, log, indices); a degenerate range is widened around its value."""
     values = sample.real if sample.dtype.kind == "c" else sample
-    finite = values[np.isfinite(values)] if values.dtype.kind in "fc" else values
-    if finite.size == 0:
+    if values.size == 0:
         return (-1.0, 1.0)
-    lo, hi = float(finite.min()), float(finite.max())
+    lo, hi = float(values.min()), float(values.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # NaN or infinities: the range of the finite values
+        finite = values[np.isfinite(values)]
+        if finite.size == 0:
+            return (-1.0, 1.0)
+        lo, hi = float(finite.min()), float(finite.max())
     span = hi - lo
     if span <= 1e-6 * max(abs(lo), abs(hi), 1.0):
         center = (lo + hi) / 2
@@ -244,18 +255,80 @@ class _Sampler:
 
     def draw(self, rng: np.random.Generator) -> Any:
         """A fresh input of the traced input's kind: an ndarray, or a tensor for a torch input."""
-        array = self._draw(rng)
+        array = np.empty(self.shape, self.dtype)
+        self.fill(array, rng)
         return torch.from_numpy(array) if self.kind == "torch" else array
 
-    def _draw(self, rng: np.random.Generator) -> np.ndarray:
-        if self.dtype.kind == "b":
-            return rng.random(self.shape) < 0.5
-        lo, hi = self.bounds
-        if self.dtype.kind in "iu":
-            return rng.integers(int(lo), int(hi), size=self.shape, dtype=self.dtype, endpoint=True)
-        if self.dtype.kind == "c":
-            return (rng.uniform(lo, hi, self.shape) + 1j * rng.uniform(lo, hi, self.shape)).astype(self.dtype)
-        return rng.uniform(lo, hi, self.shape).astype(self.dtype)
+    def fill(self, out: np.ndarray, rng: np.random.Generator) -> None:
+        """Draw into ``out`` (C-contiguous, the traced shape and dtype) in place.
+
+        The values are exactly NumPy's ``rng.uniform(lo, hi, shape).astype(dtype)`` (complex: real parts,
+        then imaginary parts), ``rng.random(shape) < 0.5`` for booleans and ``rng.integers`` for
+        integers, but floats and booleans go through one float64 scratch chunk of at most ``_CHUNK``
+        values instead of a float64 array of the input's size.
+        """
+        kind = self.dtype.kind
+        if kind in "iu":
+            # Bounded integers take no out=, and drawing them by chunks would change 8- and 16-bit values
+            # (NumPy buffers their 32-bit draws per call): drawn whole, then copied in.
+            lo, hi = self.bounds
+            np.copyto(out, rng.integers(int(lo), int(hi), size=self.shape, dtype=self.dtype, endpoint=True))
+            return
+        flat = out.reshape(-1)
+        parts = (flat.real, flat.imag) if kind == "c" else (flat,)
+        scratch = np.empty(min(flat.size, _CHUNK), np.float64)
+        lo, hi = self.bounds if self.bounds is not None else (0.0, 1.0)
+        span = hi - lo
+        for part in parts:
+            for start in range(0, flat.size, _CHUNK):
+                stop = min(start + _CHUNK, flat.size)
+                values = scratch[:stop - start]
+                rng.random(out=values)
+                if kind == "b":
+                    np.less(values, 0.5, out=part[start:stop])
+                else:  # lo + (hi - lo) * u, as Generator.uniform computes it
+                    values *= span
+                    values += lo
+                    part[start:stop] = values
+
+
+class _Inputs:
+    """The probe's inputs: one buffer per traced input, allocated once and redrawn in place, and the
+    tensor sharing its memory that the graph runs on. ``arrays`` is what ``run_eager`` takes (which
+    copies what it hands to the cell, so the cell cannot write into the buffers)."""
+
+    def __init__(self, trace: Any, samplers: list[tuple[Node, str, _Sampler]]):
+        self.samplers = samplers
+        self.buffers: list[np.ndarray] = []
+        self.arrays: dict[str, dict[str, Any]] = {name: {} for name in trace.nodes}
+        self.tensors: dict[str, dict[str, torch.Tensor]] = {name: {} for name in trace.nodes}
+        for node, name, sampler in samplers:
+            buffer = np.empty(sampler.shape, sampler.dtype)
+            tensor = torch.from_numpy(buffer)
+            self.buffers.append(buffer)
+            self.arrays[node.name][name] = tensor if sampler.kind == "torch" else buffer
+            self.tensors[node.name][name] = tensor
+        self._snapshot: tuple[int, dict[str, dict[str, Any]]] | None = None
+
+    def draw(self, index: int, rng: np.random.Generator) -> None:
+        """Redraw input ``index`` (in ``samplers`` order) in place."""
+        self.samplers[index][2].fill(self.buffers[index], rng)
+        self._snapshot = None
+
+    def snapshot(self, probe: int) -> dict[str, dict[str, Any]]:
+        """A copy of the current inputs (a report keeps it past the next draw), one per probe."""
+        if self._snapshot is None or self._snapshot[0] != probe:
+            self._snapshot = (probe, {node: {name: _copy(value) for name, value in values.items()}
+                                      for node, values in self.arrays.items()})
+        return self._snapshot[1]
+
+    def holds(self, array: np.ndarray) -> bool:
+        """Might ``array`` share memory with an input buffer (a graph output that is an input, or a view)?"""
+        return any(np.may_share_memory(array, buffer) for buffer in self.buffers)
+
+
+def _copy(value: Any) -> Any:
+    return value.detach().clone() if isinstance(value, torch.Tensor) else np.array(value, copy=True)
 
 
 def as_numpy(value: Any) -> np.ndarray:
@@ -318,38 +391,157 @@ def compare(expected: np.ndarray, got: np.ndarray, locate: bool = True
     """(agree, max abs err, max rel err, first differing index) of a graph value against NumPy's.
 
     Shapes must match; dtypes may differ (the caller reports that separately): ``got`` is compared
-    in ``expected``'s dtype. The index is looked for only when ``locate``.
+    in ``expected``'s dtype. The index is looked for only when ``locate``. Large arrays are compared
+    chunk by chunk: the temporaries are a few chunks, never arrays of the output's size.
     """
-    if got.dtype != expected.dtype:
-        got = got.astype(expected.dtype)
+    return _compare(expected, got, locate)[:4]
+
+
+def _compare(expected: np.ndarray, got: np.ndarray, locate: bool
+             ) -> tuple[bool, float, float, tuple[int, ...] | None, float | None]:
+    """``compare``, plus the scale its absolute tolerance used (None when it needed none)."""
     if expected.dtype.kind in "biu":
-        if np.array_equal(expected, got):
-            return True, 0.0, 0.0, None
-        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
-        rel = diff / np.maximum(np.abs(expected.astype(np.float64)), 1.0)
-        first = tuple(int(i) for i in np.argwhere(got != expected)[0]) if locate else None
-        return False, float(diff.max()), float(rel.max()), first
-    if expected.dtype == np.float16:
-        expected, got = expected.astype(np.float32), got.astype(np.float32)
-    rtol, atol = tolerance(expected.dtype)
+        return (*_compare_exact(expected, got, locate), None)
+    return _compare_close(expected, got, locate)
+
+
+def _chunks(*arrays: np.ndarray) -> Iterable[tuple[int, list[np.ndarray]]]:
+    """(flat offset, 1-d chunks of every array) over arrays of one shape, in C order, at most ``_CHUNK``
+    elements each: views of C-contiguous arrays, chunk-sized copies of other layouts."""
+    if all(a.flags.c_contiguous for a in arrays):
+        size = arrays[0].size
+        if size <= _CHUNK:  # one chunk: no generator
+            return [(0, [a.reshape(-1) for a in arrays])] if size else []
+        return _flat_chunks([a.reshape(-1) for a in arrays])
+    return _blocks(arrays, 0)
+
+
+def _flat_chunks(flats: list[np.ndarray]) -> Iterator[tuple[int, list[np.ndarray]]]:
+    for start in range(0, flats[0].size, _CHUNK):
+        yield start, [f[start:start + _CHUNK] for f in flats]
+
+
+def _blocks(arrays: Any, offset: int) -> Iterator[tuple[int, list[np.ndarray]]]:
+    first = arrays[0]
+    if first.ndim == 0:
+        yield offset, [a.reshape(1) for a in arrays]
+        return
+    rows, row = first.shape[0], math.prod(first.shape[1:])
+    if rows == 0 or row == 0:
+        return
+    if row <= _CHUNK:
+        step = _CHUNK // row
+        for i in range(0, rows, step):
+            yield offset + i * row, [np.ravel(a[i:i + step]) for a in arrays]
+    else:
+        for i in range(rows):
+            yield from _blocks([a[i] for a in arrays], offset + i * row)
+
+
+def _index(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
+
+
+def _compare_exact(expected: np.ndarray, got: np.ndarray, locate: bool
+                   ) -> tuple[bool, float, float, tuple[int, ...] | None]:
+    """Integers and booleans: equal or not; the errors are taken in float64 where they differ."""
+    agree, max_abs, max_rel, first = True, 0.0, 0.0, None
+    for offset, (want, have) in _chunks(expected, got):
+        if have.dtype != want.dtype:
+            have = have.astype(want.dtype)
+        if np.array_equal(want, have):
+            continue
+        agree = False
+        diff = np.abs(have.astype(np.float64) - want.astype(np.float64))
+        rel = diff / np.maximum(np.abs(want.astype(np.float64)), 1.0)
+        max_abs, max_rel = max(max_abs, float(diff.max())), max(max_rel, float(rel.max()))
+        if locate and first is None:
+            first = offset + int(np.flatnonzero(have != want)[0])
+    if agree:
+        return True, 0.0, 0.0, None
+    return False, max_abs, max_rel, None if first is None else _index(first, expected.shape)
+
+
+def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
+                   ) -> tuple[bool, float, float, tuple[int, ...] | None, float | None]:
+    """Floats and complex numbers within tolerance; NaN agrees with NaN, equal infinities agree.
+
+    Elementwise, exactly: ``|got - expected| <= rtol * |expected| + atol * scale`` (float16 compared in
+    float32), the errors ``|got - expected|`` and that over ``max(|expected|, atol)``. A chunk whose
+    largest difference is within ``atol * scale`` passes without the relative test (which cannot fail
+    there); a chunk that is bitwise equal has no relative error either. The scale is None when the
+    arrays matched exactly (nothing needed it).
+    """
+    if expected.size <= _SMALL and got.dtype == expected.dtype and bool((expected == got).all()):
+        return True, 0.0, 0.0, None, None  # equal everywhere (no NaN): no error at all
+    work = _F32 if expected.dtype == np.float16 else expected.dtype
+    rtol, atol = tolerance(work)
+    real = _REAL.get(work.char, work)  # the dtype |values| come in
+    scale = floor = None  # taken over the whole array when a chunk first differs
+    agree, first = True, None
+    max_abs = max_rel = _ZERO
+    large = expected.size > _SMALL  # scratch for the chunks; small arrays just allocate
+    diff_buf = np.empty(min(expected.size, _CHUNK), real) if large else None
+    abs_buf = np.empty(min(expected.size, _CHUNK), real) if large else None
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        abs_expected = np.abs(expected)
-        scale = _scale(abs_expected)
-        diff = np.abs(got - expected)
-        ok = diff <= rtol * abs_expected + atol * scale
-        if not ok.all():
-            # Equal infinities and NaN in both places agree; NaN on one side only is as wrong as it gets.
-            same = (got == expected) | (np.isnan(got) & np.isnan(expected))
-            ok |= same
-            diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
-        rel = diff / np.maximum(abs_expected, atol)
-        agree = bool(ok.all())
-        first = tuple(int(i) for i in np.argwhere(~ok)[0]) if locate and not agree else None
-        return agree, float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), first
+        for offset, (want, have) in _chunks(expected, got):
+            if have.dtype != expected.dtype:
+                have = have.astype(expected.dtype)
+            if work is not expected.dtype:
+                want, have = want.astype(work), have.astype(work)
+            count = want.size
+            diff = diff_buf[:count] if large else None
+            if work.kind == "c":
+                diff = np.abs(have - want, out=diff)
+            else:
+                diff = np.subtract(have, want, out=diff)
+                np.abs(diff, out=diff)
+            largest = diff.max()
+            if largest == 0:  # bitwise equal up to signed zeros: no error at all
+                continue
+            if scale is None:
+                scale = _scale_of(expected)
+                floor = real.type(atol * scale)  # the absolute bound as the arrays hold it
+            abs_expected = np.abs(want, out=abs_buf[:count] if large else None)
+            if not largest <= floor:  # NaN, or beyond the absolute floor: the full test
+                bound = np.multiply(abs_expected, rtol)
+                bound += atol * scale
+                ok = diff <= bound
+                if not ok.all():
+                    # Equal infinities and NaN in both places agree; NaN on one side only is as wrong as it gets.
+                    same = (have == want) | (np.isnan(have) & np.isnan(want))
+                    ok |= same
+                    np.copyto(diff, np.inf, where=np.isnan(diff))
+                    np.copyto(diff, 0.0, where=same)
+                    if not ok.all():
+                        agree = False
+                        if locate and first is None:
+                            first = offset + int(np.argmin(ok))
+                    largest = diff.max()
+            max_abs = np.maximum(max_abs, largest)
+            np.maximum(abs_expected, atol, out=abs_expected)
+            np.divide(diff, abs_expected, out=abs_expected)
+            max_rel = np.maximum(max_rel, abs_expected.max())
+    return agree, float(max_abs), float(max_rel), None if first is None else _index(first, expected.shape), scale
+
+
+def _scale_of(values: np.ndarray) -> float:
+    """max(1, max |value|) over the finite values, chunk by chunk: what absolute tolerances are relative to."""
+    scale = 1.0
+    real = values.dtype.kind in "fiu"
+    for _, (chunk,) in _chunks(values):
+        if real:  # max |v| without |v|: the largest and the negated smallest
+            top = max(float(chunk.max()), -float(chunk.min()))
+            if math.isfinite(top):
+                scale = max(scale, top)
+                continue
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = max(scale, _scale(np.abs(chunk)))
+    return scale
 
 
 def _scale(abs_values: np.ndarray) -> float:
-    """max(1, max |value|) over the finite values: what absolute tolerances are relative to."""
+    """max(1, max |value|) over the finite values of ``abs_values`` (one chunk)."""
     scale = float(abs_values.max(initial=1.0))
     if not np.isfinite(scale):
         scale = float(np.nanmax(np.where(np.isfinite(abs_values), abs_values, 1.0), initial=1.0))
@@ -357,55 +549,75 @@ def _scale(abs_values: np.ndarray) -> float:
 
 
 class _Outcome:
-    """One output on one probe. Graph minus eager, the quantity that stays put while the graph follows
-    the cell, is computed only when a neighbouring probe needs it."""
+    """One output on one probe: what the next probe compares against. Graph minus eager, the quantity
+    that stays put while the graph follows the cell, is computed chunk by chunk when a neighbouring
+    probe needs it (one of the two failed), never stored."""
 
-    __slots__ = ("expected", "got", "ok", "_error", "_scale")
+    __slots__ = ("expected", "got", "ok", "_scale", "_error")
 
-    def __init__(self, expected: np.ndarray, got: np.ndarray | None, ok: bool):
+    def __init__(self, expected: np.ndarray, got: np.ndarray | None, ok: bool, scale: float | None = None):
         self.expected, self.got, self.ok = expected, got, ok
-        self._error: Any = _Outcome
-        self._scale: float | None = None
+        self._scale = scale
+        self._error: np.ndarray | None = None
 
     @property
-    def error(self) -> np.ndarray | None:
-        if self._error is _Outcome:
-            expected, got = self.expected, self.got
-            if got is None or got.shape != expected.shape:
-                self._error = None
-            elif expected.dtype.kind == "b" or got.dtype.kind == "b":
-                self._error = got.astype(bool) ^ expected.astype(bool)
-            else:
-                kind = np.complex128 if "c" in (expected.dtype.kind, got.dtype.kind) else np.float64
-                self._error = got.astype(kind) - expected.astype(kind)
+    def small_error(self) -> np.ndarray:
+        """Graph minus eager of an output of at most one chunk, kept: the next probe compares against it too."""
+        if self._error is None:
+            self._error = _error(self.expected, self.got)
         return self._error
+
+    @property
+    def comparable(self) -> bool:
+        return self.got is not None and self.got.shape == self.expected.shape
 
     @property
     def scale(self) -> float:
         if self._scale is None:
-            with np.errstate(invalid="ignore"):
-                self._scale = _scale(np.abs(self.expected))
+            self._scale = _scale_of(self.expected)
         return self._scale
+
+
+def _error(expected: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """Graph minus eager for one chunk: exclusive-or for booleans, float64 (complex128) otherwise."""
+    if expected.dtype.kind == "b" or got.dtype.kind == "b":
+        return got.astype(bool) ^ expected.astype(bool)
+    kind = np.complex128 if "c" in (expected.dtype.kind, got.dtype.kind) else np.float64
+    return got.astype(kind) - expected.astype(kind)
 
 
 def _in_step(prev: _Outcome, cur: _Outcome) -> bool:
     """Did the graph's output change by what the eager output changed by between two probes?"""
     if prev.ok and cur.ok:
         return True
-    err_prev, err_cur = prev.error, cur.error
-    if err_prev is None or err_cur is None or err_prev.shape != err_cur.shape:
+    if not prev.comparable or not cur.comparable or prev.expected.shape != cur.expected.shape:
         return False
     dtype = cur.expected.dtype
-    if err_cur.dtype == bool or dtype.kind in "biu":
-        return bool(np.array_equal(err_prev, err_cur))
-    rtol, atol = tolerance(dtype)
+    exact = dtype.kind in "biu" or cur.got.dtype.kind == "b"
+    if not exact:
+        rtol, atol = tolerance(dtype)
+        bound = 2 * (atol + rtol) * max(prev.scale, cur.scale)
     with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(err_cur - err_prev) <= 2 * (atol + rtol) * max(prev.scale, cur.scale)
-        return bool(close.all() or (close | (np.isnan(err_cur) & np.isnan(err_prev))).all())
+        if cur.expected.size <= _CHUNK:
+            pairs: Iterable[tuple[np.ndarray, np.ndarray]] = [(prev.small_error, cur.small_error)]
+        else:
+            pairs = ((_error(pe, pg), _error(ce, cg))
+                     for _, (pe, pg, ce, cg) in _chunks(prev.expected, prev.got, cur.expected, cur.got))
+        for err_prev, err_cur in pairs:
+            if exact:
+                if not np.array_equal(err_prev, err_cur):
+                    return False
+            elif not ((np.abs(err_cur - err_prev) <= bound) | (np.isnan(err_cur) & np.isnan(err_prev))).all():
+                return False
+    return True
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    """Equal shapes and values (NaN equal to NaN for floats), stopping at the first chunk that differs."""
+    if a.shape != b.shape:
+        return False
+    equal_nan = a.dtype.kind in "fc"
+    return all(np.array_equal(x, y, equal_nan=equal_nan) for _, (x, y) in _chunks(a, b))
 
 
 # ------------------------------------------------------------------------------------------
@@ -548,11 +760,9 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     evidence = {key: {name: _Evidence() for name in (s.name for s in node.inputs)}
                 for node in nodes for key in keys[node.name]}
 
-    current = {node.name: {} for node in nodes}
-    tensors = {node.name: {} for node in nodes}
-    for node, name, sampler in samplers:
-        current[node.name][name] = value = sampler.draw(rng)
-        tensors[node.name][name] = as_tensor(value)
+    inputs = _Inputs(trace, samplers)
+    for index in range(len(samplers)):
+        inputs.draw(index, rng)
     previous: dict[str, _Outcome] = {}
     report_progress, bar = _progress_callback(progress)
     try:
@@ -562,23 +772,25 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
             for j in range(total):
                 varied_node, varied = None, None
                 if j > 0:
-                    varied_node, varied, sampler = samplers[(j - 1) % len(samplers)]
-                    current[varied_node.name][varied] = value = sampler.draw(rng)
-                    tensors[varied_node.name][varied] = as_tensor(value)
+                    index = (j - 1) % len(samplers)
+                    varied_node, varied, _ = samplers[index]
+                    inputs.draw(index, rng)
                 try:
-                    eager = trace.run_eager(current)
+                    eager = trace.run_eager(inputs.arrays)
                 except CellError as exc:
                     raise CellError(f"probe {j} (seed {seed}): the cell raised on fresh inputs: {exc}. "
                                     "Narrow the inputs with ranges={name: (low, high)}", exc.line,
                                     exc.code) from exc
                 for node in nodes:
-                    _check_node(node, keys[node.name], j, eager.get(node.name, {}), tensors[node.name],
-                                current, checks, evidence, previous, varied if node is varied_node else None)
+                    _check_node(node, keys[node.name], j, eager.get(node.name, {}), inputs, checks, evidence,
+                                previous, varied if node is varied_node else None)
+                del eager
                 if report_progress is not None:
                     report_progress(j + 1, total)
     finally:
         if bar is not None:
             bar.stop()
+    del previous, inputs
 
     sensitivity = {key: {name: (ev.eager_moves, ev.graph_in_step if ev.eager_moves else ev.graph_moves_alone)
                          for name, ev in per_input.items()}
@@ -596,15 +808,19 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
         seconds=time.perf_counter() - started, graph_key=graph_key(trace))
 
 
-def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
-                inputs: dict[str, torch.Tensor], current: dict[str, dict[str, np.ndarray]],
+def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], inputs: _Inputs,
                 checks: dict[str, OutputCheck],
                 evidence: dict[str, dict[str, _Evidence]],
                 previous: dict[str, _Outcome], varied: str | None) -> None:
-    """Run one node's graph on probe ``j`` and fold the result into its outputs' checks and evidence."""
+    """Run one node's graph on probe ``j`` and fold the result into its outputs' checks and evidence.
+
+    Only the previous probe's outcome per output is kept (the neighbour comparison needs it), and the
+    inputs are copied only for an output's first mismatch: nothing grows with the number of probes."""
     error = None
+    tensors = inputs.tensors[node.name]
     try:
-        results = node.graph(*[inputs[spec.name] for spec in node.inputs])
+        with torch.inference_mode():
+            results = node.graph(*[tensors[spec.name] for spec in node.inputs])
     except Exception as exc:  # the graph failing on fresh inputs is a finding, not a crash
         results, error = None, f"{type(exc).__name__}: {exc}"
     for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):
@@ -614,7 +830,9 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
                             f"node '{node.name}' (a branch on the inputs?)", None)
         expected = as_numpy(eager[spec.name])
         got = None if results is None else results[index].detach().numpy()
-        mismatch = None
+        if got is not None and inputs.holds(got):
+            got = got.copy()  # the graph handed back (a view of) an input buffer, which the next probe redraws
+        mismatch, scale = None, None
         if got is None:
             mismatch = ("error", None, None, error)
             check.shape_ok = False
@@ -622,7 +840,7 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
             mismatch = ("shape", None, expected.shape, got.shape)
             check.shape_ok = False
         else:
-            agree, abs_err, rel_err, first = compare(expected, got, locate=check.first_mismatch is None)
+            agree, abs_err, rel_err, first, scale = _compare(expected, got, locate=check.first_mismatch is None)
             check.max_abs_err = max(check.max_abs_err, abs_err)
             check.max_rel_err = max(check.max_rel_err, rel_err)
             if got.dtype != expected.dtype:
@@ -631,18 +849,19 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any],
             if not agree:
                 mismatch = ("value", first, None if first is None else expected[first].item(),
                             None if first is None else got[first].item())
-        outcome = _Outcome(expected, got, mismatch is None)
+        outcome = _Outcome(expected, got, mismatch is None, scale)
         if mismatch is not None:
             check.mismatches += 1
             if check.first_mismatch is None:
                 what, where, want, have = mismatch
-                check.first_mismatch = Mismatch(j, what, where, want, have,
-                                                {name: dict(values) for name, values in current.items()})
+                check.first_mismatch = Mismatch(j, what, where, want, have, inputs.snapshot(j))
         if varied is not None and key in previous:
             before = previous[key]
             ev = evidence[key][varied]
             in_step = _in_step(before, outcome)
-            if not _same(before.expected, expected):
+            if in_step and ev.eager_moves:
+                pass  # nothing this pair could change: the eager output is known to move, the graph moved with it
+            elif not _same(before.expected, expected):
                 ev.eager_moves = True
                 ev.graph_in_step = ev.graph_in_step and in_step
             elif not in_step:
