@@ -124,6 +124,7 @@ class NodeBuilder:
         self.pending_reach: set[tuple[str, int | None]] = set()
         self.genuine: dict[int, tuple[Any, torch.fx.Node]] = {}
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
+        self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
         self.n_const = 0
         self.closed = False
         self.export_with = "jit"

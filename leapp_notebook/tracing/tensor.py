@@ -429,7 +429,9 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         return original(module, *args, **kwargs)
     line, location, helper = sess.where()
     name = sess.name_of(module) or type(module).__name__.lower()
-    with sess.eager():
+    # The module runs as it would untraced; torch's function dispatch skips the recorder inside it (each of
+    # its torch calls would only pass through).
+    with sess.eager(), torch._C.DisableTorchFunction():
         result = original(module, *args, **kwargs)
     target = builder.module(module, name)
     start = len(builder.fresh)
@@ -437,10 +439,15 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
     node = builder.emit("call_module", target, tuple(graph_args), graph_kwargs, line=line, numpy=f"{name}(...)",
                         location=location, helper=helper)
-    params = sum(p.numel() for p in module.parameters())
-    dependent = _mode_dependent(module)
-    update(node, torch=type(module).__name__,
-           module=ModuleFacts(target, type(module).__name__, params, bool(dependent)))
+    # what a module call's facts say, once per module and training mode (a policy is called at every step)
+    known = builder.module_facts.get((id(module), module.training))
+    if known is None or known[0] is not module:
+        dependent = _mode_dependent(module)
+        facts_ = ModuleFacts(target, type(module).__name__, sum(p.numel() for p in module.parameters()),
+                             bool(dependent))
+        known = builder.module_facts[(id(module), module.training)] = (module, facts_, dependent)
+    _, module_facts, dependent = known
+    update(node, torch=type(module).__name__, module=module_facts)
     if dependent:
         builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
                        dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
