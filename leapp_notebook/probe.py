@@ -475,7 +475,7 @@ def _compare_close(expected: np.ndarray, got: np.ndarray, locate: bool
     if expected.size <= _SMALL and got.dtype == expected.dtype and bool((expected == got).all()):
         return True, 0.0, 0.0, None, None  # equal everywhere (no NaN): no error at all
     work = _F32 if expected.dtype == np.float16 else expected.dtype
-    rtol, atol = tolerance(work)
+    rtol, atol = tolerance(expected.dtype)  # float16's own tolerance, computed in float32
     real = _REAL.get(work.char, work)  # the dtype |values| come in
     scale = floor = None  # taken over the whole array when a chunk first differs
     agree, first = True, None
