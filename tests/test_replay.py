@@ -254,3 +254,54 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
         describe(np.float32(1.0), None, sess)  # a NumPy scalar: reported per call
     with pytest.raises(replay.Miss):
         describe(np.ones(3), None, sess)  # an untraced array: a constant whose values the graph holds
+
+
+WRITES = '''\
+h = annotate.input_tensors("node", {"x": x})
+z = h * 1.0
+for i in range(3):
+    z[i] = h[i] * 2.0
+    z[:, 0] = np.maximum(z[:, 0], 0.5)
+w = np.maximum(z, z // 3) + np.uint16(1) if False else z + 1.0
+annotate.output_tensors("node", {"y": w})
+'''
+
+
+def test_writes_are_checked_when_made(monkeypatch):
+    monkeypatch.setattr(_builder.DtypePass, "run", _fail)
+    trace = _trace(WRITES, {"np": np, "x": np.arange(12, dtype=np.float32).reshape(3, 4)}, "full")
+    fresh = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    namespace = {"np": np, "x": fresh, "annotate": ln.annotate}
+    exec(WRITES, namespace)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], namespace["w"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("source,x", [
+    (LOOP, np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)),
+    (WRITES, np.arange(12, dtype=np.float32).reshape(3, 4)),
+    ('''\
+h = annotate.input_tensors("node", {"x": x})
+for _ in range(3):
+    h = np.maximum(h, h // 2) + 1
+    s = np.sum(h, axis=0)
+annotate.output_tensors("node", {"y": h, "s": s})
+''', np.array([[1, 500, 65530], [3, 4, 5]], dtype=np.uint16)),
+])
+def test_large_operands_are_checked_on_meta_tensors_to_the_same_graph(monkeypatch, source, x):
+    """Above _META_ABOVE bytes a call is checked on meta tensors (no torch copy of its data): the graph, facts
+    and hazards are those of the check on the values."""
+    replay.TEMPLATES.clear()
+    by_values = snapshot(_trace(source, {"np": np, "x": x}, "full"))
+    original, on = replay._run, []
+
+    def run(*args: Any, meta: bool) -> Any:
+        env = original(*args, meta=meta)
+        on.append(meta and env is not None)
+        return env
+
+    monkeypatch.setattr(replay, "_run", run)
+    monkeypatch.setattr(replay, "_META_ABOVE", -1)
+    replay.TEMPLATES.clear()
+    on_meta = snapshot(_trace(source, {"np": np, "x": x}, "full"))
+    assert on_meta == by_values
+    assert sum(on) >= 3  # calls checked on meta tensors

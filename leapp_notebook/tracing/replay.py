@@ -30,6 +30,7 @@ from . import leapp_defects
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, NodeFacts, facts, update
+from .ops import _NP_TO_TORCH
 from .provenance import iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
@@ -134,43 +135,25 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
     where a result's torch dtype differs from NumPy's, insert a cast after it (the traced values in
     ``wrapped`` move to the cast); where its shape differs, report ``shape-differs``. Returns the casts made
     ({node: cast}), or None when the nodes cannot be run here (an input without a known value, an op that
-    raises): they stay fresh and the node's dtype pass checks them when it closes."""
+    raises): they stay fresh and the node's dtype pass checks them when it closes. ``known``: eager values of
+    graph nodes that are not the current node of an operand (a written array's previous node).
+
+    Operands above ``_META_ABOVE`` bytes in all are run as meta tensors first (shapes and dtypes without
+    data: no torch copy of a large intermediate); an op without a meta kernel (a data-dependent shape) runs on
+    the values."""
     fresh = builder.fresh[start:]
-    known: dict[Any, Any] = {}
+    if not fresh:
+        return {}
+    values = dict(known) if known else {}
     for value in iter_traced(operands, builder):
-        known.setdefault(value._lp.node, value)
-    env: dict[Any, Any] = {}
-    module = builder.root
-
-    def lookup(node: Any) -> Any:
-        if node in env:
-            return env[node]
-        value = known.get(node)
-        if value is None:
-            raise _Unknown
-        env[node] = value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
-        return value
-
-    map_arg = torch.fx.node.map_arg
-    try:
-        with sess.eager(), torch.no_grad():
-            for node in fresh:
-                op = node.op
-                if op == "get_attr":
-                    env[node] = getattr(module, node.target)
-                    continue
-                args = map_arg(node.args, lookup)
-                kwargs = map_arg(node.kwargs, lookup)
-                if op == "call_function":
-                    env[node] = node.target(*args, **kwargs)
-                elif op == "call_method":
-                    env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
-                elif op == "call_module":
-                    env[node] = module.get_submodule(node.target)(*args, **kwargs)
-                else:
-                    return None
-    except Exception:  # noqa: BLE001 - _Unknown, or an op torch rejects: the dtype pass reports it at close
-        return None
+        values.setdefault(value._lp.node, value)
+    env = None
+    if sum(getattr(v, "nbytes", 0) for v in values.values()) > _META_ABOVE:
+        env = _run(sess, builder, fresh, values, meta=True)
+    if env is None:
+        env = _run(sess, builder, fresh, values, meta=False)
+        if env is None:
+            return None
     casts: dict[Any, Any] = {}
     graph = builder.graph
     for node in fresh:
@@ -201,6 +184,53 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
     builder.settled, builder.settled_from, builder.last_casts = fresh, start, casts  # what capture() reads
     del builder.fresh[start:]
     return casts
+
+
+_META_ABOVE = 8 << 20
+
+
+def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any], meta: bool) -> dict[Any, Any] | None:
+    """The values of the ``fresh`` nodes from the ``known`` eager values (as meta tensors when ``meta``), or
+    None when they cannot be computed here."""
+    env: dict[Any, Any] = {}
+    module = builder.root
+
+    def lookup(node: Any) -> Any:
+        if node in env:
+            return env[node]
+        value = known.get(node)
+        if value is None:
+            raise _Unknown
+        if meta and isinstance(value, np.ndarray):
+            value = torch.empty(value.shape, dtype=_NP_TO_TORCH[value.dtype], device="meta")
+        else:
+            value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
+            value = value.to("meta") if meta else value
+        env[node] = value
+        return value
+
+    map_arg = torch.fx.node.map_arg
+    try:
+        with sess.eager(), torch.no_grad():
+            for node in fresh:
+                op = node.op
+                if op == "get_attr":
+                    value = getattr(module, node.target)
+                    env[node] = value.to("meta") if meta else value
+                    continue
+                args = map_arg(node.args, lookup)
+                kwargs = map_arg(node.kwargs, lookup)
+                if op == "call_function":
+                    env[node] = node.target(*args, **kwargs)
+                elif op == "call_method":
+                    env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
+                elif op == "call_module" and not meta:
+                    env[node] = module.get_submodule(node.target)(*args, **kwargs)
+                else:
+                    return None
+    except Exception:  # noqa: BLE001 - _Unknown, an op without a meta kernel, or one torch rejects: the dtype
+        return None    # pass reports the last when the node closes
+    return env
 
 
 def _repoint(value: Any, casts: dict[Any, Any]) -> None:
