@@ -276,32 +276,31 @@ def test_writes_are_checked_when_made(monkeypatch):
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], namespace["w"], rtol=1e-6)
 
 
-@pytest.mark.parametrize("source,x", [
-    (LOOP, np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)),
-    (WRITES, np.arange(12, dtype=np.float32).reshape(3, 4)),
+@pytest.mark.parametrize("source,x,rows", [
+    (LOOP, np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32), True),
+    (WRITES, np.arange(12, dtype=np.float32).reshape(3, 4), True),
     ('''\
 h = annotate.input_tensors("node", {"x": x})
 for _ in range(3):
     h = np.maximum(h, h // 2) + 1
     s = np.sum(h, axis=0)
 annotate.output_tensors("node", {"y": h, "s": s})
-''', np.array([[1, 500, 65530], [3, 4, 5]], dtype=np.uint16)),
+''', np.array([[1, 500, 65530], [3, 4, 5]], dtype=np.uint16), False),  # casts: checked on the values
 ])
-def test_large_operands_are_checked_on_meta_tensors_to_the_same_graph(monkeypatch, source, x):
-    """Above _META_ABOVE bytes a call is checked on meta tensors (no torch copy of its data): the graph, facts
-    and hazards are those of the check on the values."""
+def test_large_operands_are_checked_on_first_rows_to_the_same_graph(monkeypatch, source, x, rows):
+    """Above _STAND_IN_ABOVE bytes a call whose results keep the operands' leading length is checked on their
+    first rows (no torch copy of the data): the graph, facts and hazards are those of the check on the values."""
     replay.TEMPLATES.clear()
     by_values = snapshot(_trace(source, {"np": np, "x": x}, "full"))
-    original, on = replay._run, []
+    original, fitted = replay._fits, []
 
-    def run(*args: Any, meta: bool) -> Any:
-        env = original(*args, meta=meta)
-        on.append(meta and env is not None)
-        return env
+    def fits(*args: Any) -> bool:
+        fitted.append(original(*args))
+        return fitted[-1]
 
-    monkeypatch.setattr(replay, "_run", run)
-    monkeypatch.setattr(replay, "_META_ABOVE", -1)
+    monkeypatch.setattr(replay, "_fits", fits)
+    monkeypatch.setattr(replay, "_STAND_IN_ABOVE", -1)
     replay.TEMPLATES.clear()
-    on_meta = snapshot(_trace(source, {"np": np, "x": x}, "full"))
-    assert on_meta == by_values
-    assert sum(on) >= 3  # calls checked on meta tensors
+    on_rows = snapshot(_trace(source, {"np": np, "x": x}, "full"))
+    assert on_rows == by_values
+    assert (sum(fitted) >= 3) is rows  # calls checked on first rows

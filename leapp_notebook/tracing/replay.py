@@ -30,7 +30,6 @@ from . import leapp_defects
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, NodeFacts, facts, update
-from .ops import _NP_TO_TORCH
 from .provenance import iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
@@ -138,20 +137,28 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
     raises): they stay fresh and the node's dtype pass checks them when it closes. ``known``: eager values of
     graph nodes that are not the current node of an operand (a written array's previous node).
 
-    Operands above ``_META_ABOVE`` bytes in all are run as meta tensors first (shapes and dtypes without
-    data: no torch copy of a large intermediate); an op without a meta kernel (a data-dependent shape) runs on
-    the values."""
+    Operands above ``_STAND_IN_ABOVE`` bytes in all are checked on stand-ins first: their first row along
+    axis 0, where every result keeps the operands' leading length (element-wise math, reductions over other
+    axes). Dtypes do not depend on that length; the shapes are checked without it. Where that does not run, or
+    gives other shapes, the call runs on its values."""
     fresh = builder.fresh[start:]
     if not fresh:
         return {}
     values = dict(known) if known else {}
     for value in iter_traced(operands, builder):
         values.setdefault(value._lp.node, value)
-    env = None
-    if sum(getattr(v, "nbytes", 0) for v in values.values()) > _META_ABOVE:
-        env = _run(sess, builder, fresh, values, meta=True)
+    env = leading = None
+    if sum(getattr(v, "nbytes", 0) for v in values.values()) > _STAND_IN_ABOVE:
+        leading = _leading(fresh)
+        if leading is not None:
+            with sess.eager():
+                rows = {node: _first_row(v) if v.ndim and v.shape[0] == leading else v for node, v in values.items()}
+            env = _run(sess, builder, fresh, rows)
+            if env is not None and not _fits(fresh, env, leading):
+                env = None
     if env is None:
-        env = _run(sess, builder, fresh, values, meta=False)
+        leading = None
+        env = _run(sess, builder, fresh, values)
         if env is None:
             return None
     casts: dict[Any, Any] = {}
@@ -168,15 +175,18 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
                 with graph.inserting_after(node):
                     cast = graph.call_method("to", (node, want))
                 node.replace_all_uses_with(cast, delete_user_cb=lambda user, c=cast: user is not c)
-                cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True,
-                                         graph_shape=tuple(value.shape), graph_dtype=info.dtype)
+                cast.meta[KEY] = replace(info, torch="Tensor.to", cast=True, graph_shape=tuple(
+                    value.shape) if leading is None else (leading, *value.shape[1:]), graph_dtype=info.dtype)
                 casts[node] = cast
                 info = update(node, dtype=dtype_name(value.dtype))
             shape = tuple(value.shape)
+            if leading is not None and node.op != "get_attr":
+                shape = (leading, *shape[1:])  # checked on the first row: the length it stands for
             if info.shape is not None and shape != tuple(info.shape):
                 builder.report("shape-differs", info.line, [node.name], call=info.numpy or node.name,
                                got=shape, want=tuple(info.shape))
-        info.__dict__.update(graph_shape=tuple(value.shape), graph_dtype=dtype_name(value.dtype))
+        info.__dict__.update(graph_shape=tuple(value.shape) if leading is None or node.op == "get_attr" else
+                             (leading, *value.shape[1:]), graph_dtype=dtype_name(value.dtype))
     if casts:
         _repoint(wrapped, casts)
         for node, cast in casts.items():
@@ -186,12 +196,42 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
     return casts
 
 
-_META_ABOVE = 8 << 20
+_STAND_IN_ABOVE = 8 << 20
 
 
-def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any], meta: bool) -> dict[Any, Any] | None:
-    """The values of the ``fresh`` nodes from the ``known`` eager values (as meta tensors when ``meta``), or
-    None when they cannot be computed here."""
+def _leading(fresh: list[Any]) -> int | None:
+    """The leading length every result of the call has (results: nodes whose facts hold the eager shape), if
+    they agree and it is above 1."""
+    calls = [n for n in fresh if n.op != "get_attr"]
+    if any(facts(n).dtype is None for n in calls):
+        return None  # an intermediate node: its shape says nothing about the length it would stand for
+    lengths = {tuple(facts(n).shape or ())[:1] for n in calls}
+    if len(lengths) != 1:
+        return None
+    (first,) = lengths
+    return first[0] if first and first[0] > 1 else None
+
+
+def _first_row(value: Any) -> Any:
+    return value.detach()[:1] if isinstance(value, torch.Tensor) else value.view(np.ndarray)[:1]
+
+
+def _fits(fresh: list[Any], env: dict[Any, Any], leading: int) -> bool:
+    """Whether every result computed on first rows is one row of the shape it stands for."""
+    for node in fresh:
+        info = facts(node)
+        value = env.get(node)
+        if info.dtype is None or node.op == "get_attr":
+            continue
+        if not isinstance(value, torch.Tensor) or value.ndim == 0 or value.shape[0] != 1 or \
+                info.shape is None or len(info.shape) != value.ndim:
+            return False
+    return True
+
+
+def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any]) -> dict[Any, Any] | None:
+    """The values of the ``fresh`` nodes computed from the ``known`` eager values, or None when they cannot be
+    computed here."""
     env: dict[Any, Any] = {}
     module = builder.root
 
@@ -201,12 +241,7 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any], meta:
         value = known.get(node)
         if value is None:
             raise _Unknown
-        if meta and isinstance(value, np.ndarray):
-            value = torch.empty(value.shape, dtype=_NP_TO_TORCH[value.dtype], device="meta")
-        else:
-            value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
-            value = value.to("meta") if meta else value
-        env[node] = value
+        env[node] = value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
         return value
 
     map_arg = torch.fx.node.map_arg
@@ -215,8 +250,7 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any], meta:
             for node in fresh:
                 op = node.op
                 if op == "get_attr":
-                    value = getattr(module, node.target)
-                    env[node] = value.to("meta") if meta else value
+                    env[node] = getattr(module, node.target)
                     continue
                 args = map_arg(node.args, lookup)
                 kwargs = map_arg(node.kwargs, lookup)
@@ -224,12 +258,12 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any], meta:
                     env[node] = node.target(*args, **kwargs)
                 elif op == "call_method":
                     env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
-                elif op == "call_module" and not meta:
+                elif op == "call_module":
                     env[node] = module.get_submodule(node.target)(*args, **kwargs)
                 else:
                     return None
-    except Exception:  # noqa: BLE001 - _Unknown, an op without a meta kernel, or one torch rejects: the dtype
-        return None    # pass reports the last when the node closes
+    except Exception:  # noqa: BLE001 - _Unknown, or an op torch rejects on these values: the dtype pass
+        return None    # reports the latter when the node closes
     return env
 
 
