@@ -90,7 +90,9 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
         return None
     array_type = sess.array_type
     try:
-        parts = [id(row), name, (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
+        # the row's builder itself (hashed by identity): the cache holds it, so no other row can reuse its id
+        parts = [getattr(row, "build", row), name,
+                 (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
         for key, value in params.items():
