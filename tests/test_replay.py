@@ -250,6 +250,8 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     assert describe(0.0, None, sess) != describe(-0.0, None, sess)
     assert describe(1, None, sess) != describe(1.0, None, sess) != describe(True, None, sess)
     assert describe((0, 1), None, sess) != describe([0, 1], None, sess)
+    assert describe(np.dtype("float32"), None, sess) != describe(np.dtype("float64"), None, sess)
+    assert describe(np.dtype("float32"), None, sess) != describe("float32", None, sess)
     with pytest.raises(replay.Miss):
         describe(np.float32(1.0), None, sess)  # a NumPy scalar: reported per call
     with pytest.raises(replay.Miss):

@@ -69,6 +69,8 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
             describe(value.step, builder, sess)
     if kind is type and issubclass(value, np.generic) or value is np._NoValue:
         return value
+    if isinstance(value, np.dtype):  # NumPy 2 spells each dtype as its own class (Float32DType)
+        return np.dtype, value
     raise Miss
 
 
