@@ -234,7 +234,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             else:
                 raise TraceError(f"input '{name}' is not defined in the namespace." + close_matches(name, namespace))
     try:
-        code = compile(source, filename := f"<leapp-cell-{next(_COUNTER)}>", "exec")
+        code, filename = _compiled(source)
     except UnicodeEncodeError as exc:
         raise TraceError(f"the cell's text holds {exc.object[exc.start:exc.end]!r} at position {exc.start}, a "
                          "character Python cannot compile (a lone surrogate): remove it") from None
@@ -308,6 +308,22 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             gc.enable()
     return Trace(nodes, source=source, namespace=snapshot, profile=profile,
                  explicit=(input_names, output_names, node) if input_names is not None else None)
+
+
+_CODE: dict[str, tuple[Any, str]] = {}  # source -> (code, filename): a re-run cell or a retrace compiles nothing
+
+
+def _compiled(source: str) -> tuple[Any, str]:
+    """The cell's code object and its file name (one per distinct source; the frame walker and the namespace
+    cleanup recognise the cell's own code by it)."""
+    found = _CODE.get(source)
+    if found is None:
+        filename = f"<leapp-cell-{next(_COUNTER)}>"
+        found = compile(source, filename, "exec"), filename
+        if len(_CODE) >= 256:
+            _CODE.pop(next(iter(_CODE)))
+        _CODE[source] = found
+    return found
 
 
 def _cell_line(exc: BaseException, filename: str) -> int | None:

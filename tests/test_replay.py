@@ -306,3 +306,21 @@ def test_large_operands_are_checked_on_first_rows_to_the_same_graph(monkeypatch,
     on_rows = snapshot(_trace(source, {"np": np, "x": x}, "full"))
     assert on_rows == by_values
     assert (sum(fitted) >= 3) is rows  # calls checked on first rows
+
+
+def test_a_rerun_cell_is_compiled_once_and_reports_the_same_lines():
+    from leapp_notebook import trace as trace_module
+
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+k = np.interp(h, [0.0, 1.0], [1.0, 3.0])
+annotate.output_tensors("node", {"y": h + k})
+'''
+    first = _trace(source, {"np": np, "x": np.linspace(0, 1, 5)})
+    code = trace_module._CODE[source]
+    again = _trace(source, {"np": np, "x": np.linspace(0, 1, 5)})
+    assert trace_module._CODE[source] is code
+    assert [(h.kind, h.line) for h in again.hazards] == [(h.kind, h.line) for h in first.hazards] != []
+    other = _trace(source + "\n", {"np": np, "x": np.linspace(0, 1, 5)})
+    assert trace_module._CODE[source + "\n"][1] != code[1]  # another source, another file name
+    assert [(h.kind, h.line) for h in other.hazards] == [(h.kind, h.line) for h in first.hazards]

@@ -99,13 +99,7 @@ class Session:
         if helper is not None:
             return False
         if self._last_statement is None:
-            try:
-                body = ast.parse(self.source).body
-            except SyntaxError:
-                body = []
-            last = body[-1] if body else None
-            simple = isinstance(last, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign))
-            self._last_statement = (last.lineno, last.end_lineno or last.lineno) if simple else (0, -1)
+            self._last_statement = _last_statement(self.source)
         first, end = self._last_statement
         return first <= line <= end
 
@@ -428,6 +422,19 @@ class Session:
             raise TraceError(f"node(s) {', '.join(repr(n) for n in open_nodes)} received inputs but no "
                              "annotate.output_tensors(...) call")
         return [builder.finish() for builder in self.builders.values()]
+
+
+@functools.lru_cache(maxsize=256)
+def _last_statement(source: str) -> tuple[int, int]:
+    """The (first, last) line of the cell's last top-level statement when it is a simple one, else (0, -1)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        body = []
+    last = body[-1] if body else None
+    if isinstance(last, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return last.lineno, last.end_lineno or last.lineno
+    return 0, -1
 
 
 def elsewhere(values: Any, result: Any, name: str) -> Any:
