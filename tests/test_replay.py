@@ -18,6 +18,7 @@ import torch
 from test_parity import CASES, ROWS, _run_eager
 
 import leapp_notebook as ln
+from benchmarks.trace_overhead import CELL
 from leapp_notebook.tracing import builder as _builder
 from leapp_notebook.tracing import replay
 from leapp_notebook.tracing.facts import facts
@@ -98,19 +99,7 @@ class _count:
         setattr(self.module, self.name, self.original)
 
 
-LOOP = '''\
-h = annotate.input_tensors("node", {"x": x})
-for step in range(6):
-    a = h * 0.5 + 1.0
-    b = np.tanh(a) - np.sin(h)
-    c = np.clip(b, -1.0, 1.0)
-    d = np.sum(c, axis=1, keepdims=True)
-    e = c / (np.abs(d) + 1.0)
-    f = np.where(e > 0.1, e, -e)
-    g = np.concatenate([f[:, :2], h[:, 2:]], axis=1)
-    h = np.exp(-np.square(g)) + np.mean(g, axis=0)
-annotate.output_tensors("node", {"y": h})
-'''
+LOOP = CELL.replace("STEPS", "6")  # the benchmark's loop cell, 6 steps
 
 
 def test_a_loop_is_replayed_and_needs_no_dtype_pass(monkeypatch):

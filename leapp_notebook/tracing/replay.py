@@ -26,7 +26,6 @@ import numpy as np
 import torch
 import torch.fx
 
-from . import leapp_defects
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, NodeFacts, facts, update
@@ -470,12 +469,6 @@ def replay(template: Template, builder: Any, params: dict[str, Any], line: int |
 def compiled(template: Template) -> Any:
     template.fn = compile_template(template)
     return template.fn
-
-
-def finding_of(template: Template, name: str, eager_params: dict[str, Any], result: Any) -> Any:
-    if template.finding is NO_TEMPLATE:
-        return leapp_defects.find(name, eager_params, result)
-    return template.finding
 
 
 def store(key: Any, template: Template | None) -> None:

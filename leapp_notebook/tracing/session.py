@@ -224,55 +224,41 @@ class Session:
             return plain(result, depth=0)
         line, location, helper = self.where()
         recorded = row is not None and (self.profile == "full" or row.leapp)
-        if recorded and type(result) is np.ndarray:
-            # the hot path: a signature recorded before, an array result (tracing/replay.py)
-            key = replay.signature(self, builder, row, name, params, extra, result)
-            template = replay.TEMPLATES.get(key) if key is not None else None
-            if template is not None and template is not replay.NO_TEMPLATE:
-                fn = template.fn or replay.compiled(template)
-                nodes, marked = fn(builder, params, line, location, helper)
-                finding = template.finding
-                if finding is replay.NO_TEMPLATE:
-                    finding = leapp_defects.find(name, eager_params, result)
-                if finding is not None or (self.profile == "full" and not row.leapp):
-                    self._after_build(builder, row, name, marked, result, False, line, location, finding)
-                if type(nodes) is not torch.fx.Node:
-                    return self.wrap(builder, result, nodes)
-                # the replayed node already holds the result's facts (its signature fixes them)
-                traced = result.view(self.array_type)
-                traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions
-                                        else 0)
-                return traced
+        scalar_result = recorded and extra is not None and "call" in extra and isinstance(result, np.generic)
+        if scalar_result and self.profile == "leapp":
+            self._check_numpy_scalars(builder, params, line, location, name)
+            traced = list(iter_traced(params.values(), builder))
+            sources = [v._lp.node.name for v in traced]
+            node = builder.const(np.asarray(result), baked=True, origin=f"{name} at line {line}: a NumPy "
+                                 "scalar, no longer traced", line=line, source_nodes=sources, helper=helper)
+            # Scalars that are already baked constants (an element from iteration, say) broke the chain
+            # where they were made; that hazard covers everything computed from them.
+            if not all(facts(v._lp.node).const == "baked" for v in traced):
+                builder.report("scalar-result-baked", line, [node.name], name=name, location=location,
+                               type=type(result).__name__, const=node.name)
+            return self.wrap(builder, result, node)
+        key = replay.signature(self, builder, row, name, params, extra, result) if recorded else None
+        template = replay.TEMPLATES.get(key) if key is not None else None
+        if template is replay.NO_TEMPLATE:
+            template = key = None
+        if template is not None:
+            # the hot path: a signature recorded before, its nodes again for this call's operands and line
+            # (tracing/replay.py); a described signature holds no NumPy scalar, so nothing to report for one
+            nodes, marked = (template.fn or replay.compiled(template))(builder, params, line, location, helper)
+            finding = template.finding
+            if finding is replay.NO_TEMPLATE:
+                finding = leapp_defects.find(name, eager_params, result)
+            if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
+                self._after_build(builder, row, name, marked, result, scalar_result, line, location, finding)
+            if type(nodes) is not torch.fx.Node or type(result) is not np.ndarray:
+                return self.wrap(builder, result, nodes)
+            # the replayed node already holds the result's facts (its signature fixes them)
+            traced = result.view(self.array_type)
+            traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
+            return traced
         self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
-        if recorded and extra is not None and "call" in extra and isinstance(result, np.generic):
-            scalar_result = True
-            if self.profile == "leapp":
-                traced = list(iter_traced(params.values(), builder))
-                sources = [v._lp.node.name for v in traced]
-                node = builder.const(np.asarray(result), baked=True, origin=f"{name} at line {line}: a NumPy "
-                                     "scalar, no longer traced", line=line, source_nodes=sources, helper=helper)
-                # Scalars that are already baked constants (an element from iteration, say) broke the chain
-                # where they were made; that hazard covers everything computed from them.
-                if not all(facts(v._lp.node).const == "baked" for v in traced):
-                    builder.report("scalar-result-baked", line, [node.name], name=name, location=location,
-                                   type=type(result).__name__, const=node.name)
-                return self.wrap(builder, result, node)
-        else:
-            scalar_result = False
         nodes: Any = None
-        template = key = None
-        if recorded:
-            key = replay.signature(self, builder, row, name, params, extra, result)
-            template = replay.TEMPLATES.get(key) if key is not None else None
-            if template is replay.NO_TEMPLATE:
-                template, key = None, None
-        if template is not None:
-            # a signature recorded before: its nodes again, for this call's operands and line
-            nodes, marked = replay.replay(template, builder, params, line, location, helper)
-            finding = replay.finding_of(template, name, eager_params, result)
-            self._after_build(builder, row, name, marked, result, scalar_result, line, location, finding)
-            return self.wrap(builder, result, nodes)
         start, reports = len(builder.fresh), builder.n_reports
         if recorded:
             ctx = ops.BuildContext(params, eager_params, result, extra or {}, session=self, builder=builder,
