@@ -19,7 +19,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import ancestors, depends_on_inputs, output_node
+from .provenance import Pending, ancestors, depends_on_inputs, output_node
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -31,27 +31,79 @@ _NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # fx's own name p
 # names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports)
 _ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None) or (frozenset(keyword.kwlist)
                                                                      | frozenset(builtins.__dict__))
+_Node = torch.fx.Node
+_new_node = torch.fx.Node.__new__
+_init_node = torch._C._NodeBase.__init__
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
 class RecordingGraph(torch.fx.Graph):
-    """An fx Graph without the per-node scan for symbolic values, which the tracer never creates.
+    """An fx Graph for recording: without the per-node scan for symbolic values, which the tracer never creates,
+    and with a log of pending nodes.
 
-    Graph.create_node walks every argument with pytree looking for SymInts; on the tracing path
-    that walk costs more than the rest of recording a NumPy call.
+    Graph.create_node walks every argument with pytree looking for SymInts; on the tracing path that walk costs
+    more than the rest of recording a NumPy call. A replayed call (tracing/replay.py) does not build its fx nodes:
+    it appends a :class:`Pending` per node to ``log``, and :meth:`flush` builds them in one pass, in order. Every
+    way of reading or extending the graph flushes first (creating a node, ``nodes``, ``find_nodes``, a pending
+    node read through ``Provenance.node``), so the graph is always the one the calls made in order would have
+    built: the same nodes, names and order.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.log: list[Pending] = []
+
+    @property
+    def nodes(self) -> Any:  # noqa: D102 - fx's own, after the pending nodes are built
+        if self.log:
+            self.flush()
+        return torch.fx.Graph.nodes.fget(self)
+
+    def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> Any:  # noqa: D102 - fx's own
+        if self.log:
+            self.flush()
+        return super().find_nodes(op=op, target=target, sort=sort)
+
     def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
+        if self.log:
+            self.flush()
         if op not in ("call_function", "call_method") or self.owning_module is not None or type_expr is not None:
             return super().create_node(op, target, args, kwargs, name, type_expr)
-        return self.fast_node(op, target, args or (), kwargs or {},
-                              None if name is not None else base_name(op, target), name)
+        return self._make(op, target, args or (), kwargs or {},
+                          None if name is not None else base_name(op, target), name)
 
     def fast_node(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                   base: str | None, name: str | None = None) -> torch.fx.Node:
         """A call node. ``base`` (tracing/replay.py knows it per template): the node's name stem, a valid,
         non-builtin identifier without a numeric suffix, so fx's name sanitizing is skipped (the same unique
         name results); None: fx's own naming, from ``name`` or the target."""
+        if self.log:
+            self.flush()
+        return self._make(op, target, args, kwargs, base, name)
+
+    def flush(self) -> None:
+        """Build the pending nodes, in the order they were recorded (each one's facts completed with its site)."""
+        log = self.log[:]
+        self.log.clear()  # the same list: a replay function holds it
+        make = self._make
+        new = object.__new__
+        for pending in log:
+            op, target, base, state, fix, kwargs = pending.spec
+            if kwargs is None:
+                kwargs = pending.kwargs
+            if fix is None:
+                node = make(op, target, pending.args, kwargs, base)
+            else:
+                node = make(op, target, *fix(pending.args, kwargs), base)
+            record = new(NodeFacts)
+            values = record.__dict__
+            values.update(state)
+            values["line"], values["location"], values["helper"] = pending.site
+            node.meta[KEY] = record
+            pending.node = node
+
+    def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+              base: str | None, name: str | None = None) -> torch.fx.Node:
         namespace = self._graph_namespace
         if base is None or self.owning_module is not None:
             candidate = name if name is not None else _TARGET_NAMES.get(target)
@@ -67,10 +119,14 @@ class RecordingGraph(torch.fx.Graph):
                 name = f"{base}_{num}"
             used.add(name)
             namespace._base_count[base] = num
-        node = torch.fx.Node(self, name, op, target, args, kwargs, None)
+        # torch.fx.Node(...) without its Python-level argument checks (op and target come from the lookup or
+        # from torch's own dispatch), and the lookup-table insert spelled out: this runs for every recorded op
+        node = _new_node(_Node)
+        _init_node(node, self, name, op, target, None)
+        node._update_args_kwargs(args, kwargs)
         namespace._obj_to_name[node] = name
         self._insert(node)
-        self._find_nodes_lookup_table.insert(node)
+        self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
         self._len += 1
         return node
 

@@ -39,7 +39,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     if template is not None and template is not replay.NO_TEMPLATE:
         nodes, _ = replay.replay(template, builder, params, line, location, helper)
         traced = sess.wrap(builder, eager, nodes)
-        if template.after:
+        if template.after and type(nodes) is torch.fx.Node:  # a pending node is built with these facts
             nodes.meta[KEY].__dict__.update(template.after)
         return traced
     start, reports = len(builder.fresh), builder.n_reports

@@ -82,6 +82,11 @@ class Defect:
     applies: Callable[["Call"], Any]
     what: str
     fix: str | Callable[["Call"], str]
+    # Names whose answer reads more than the call's signature (how the call was spelled at its call site, or
+    # the data): judged on every call. Every other answer is kept with the call's recording template
+    # (tracing/replay.py), so a predicate that reads ``call.site``, ``by_keyword`` or array values must list
+    # the names it reads them for here.
+    per_call: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -125,11 +130,12 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("lambda-ufunc", frozenset({"np.exp2", "np.positive"}), lambda_ufunc,
            "its table maps this ufunc to a Python lambda, which the exported graph cannot spell: compile_graph "
            "raises SyntaxError (\"invalid syntax\")",
-           "np.exp2(x) -> np.power(2.0, x); np.positive(x) -> x (or +x)"),
+           "np.exp2(x) -> np.power(2.0, x); np.positive(x) -> x (or +x)",
+           per_call=frozenset({"np.exp2", "np.positive"})),
     Defect("bitwise-operator", frozenset(OPERATOR_UFUNC.values()), bitwise_operator,
            "LEAPP's array type implements ~ & | ^ as logical operations",
            "call the bitwise function: np.invert(x), np.bitwise_and(a, b), np.bitwise_or(a, b), "
-           "np.bitwise_xor(a, b)"),
+           "np.bitwise_xor(a, b)", per_call=frozenset(OPERATOR_UFUNC.values())),
     Defect("python-scalar-operand", frozenset(f"np.{n}" for n in SCALAR_NEVER | SCALAR_NOT_FIRST | BOOL_NOT_FIRST),
            python_scalar_operand,
            "the Python number stays a literal in the graph, where the compiled torch op needs a tensor: "
@@ -141,7 +147,7 @@ DEFECTS: tuple[Defect, ...] = (
            rejected_arguments,
            "it passes NumPy's arguments to the torch op unchanged, and TorchScript rejects them: compile_graph "
            "or the exported model raises",
-           rejected_fix),
+           rejected_fix, per_call=frozenset({"np.tril", "np.triu", "np.rot90", "np.round", "np.around"})),
     Defect("multi-axis-dim", frozenset(ONE_DIM), multi_axis,
            "the torch op takes a single int dim: compile_graph raises (\"Arguments for call are not valid\")",
            multi_axis_fix),
@@ -184,7 +190,8 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("integer-division-by-zero", frozenset({"np.remainder", "np.floor_divide", "np.fmod"}), zero_divisor,
            "torch raises ZeroDivisionError for an integer division by zero, where NumPy returns 0 (the trace "
            "inputs have a zero divisor)",
-           "guard the divisor: np.where(b == 0, 1, b), and select the NumPy result for zeros with np.where"),
+           "guard the divisor: np.where(b == 0, 1, b), and select the NumPy result for zeros with np.where",
+           per_call=frozenset({"np.remainder", "np.floor_divide", "np.fmod"})),
 )
 
 # Output-aliases-input: checked when the node closes (aliased_input), not per call. The torch defects are below.
@@ -204,8 +211,7 @@ for _defect in DEFECTS:
 # Predicates that read more than a call's signature (how the call was spelled at its call site, or the data):
 # their names are judged on every call; every other answer is kept with the call's recording template
 # (tracing/replay.py).
-_PER_CALL_PREDICATES = frozenset({lambda_ufunc, bitwise_operator, rejected_arguments, zero_divisor})
-DYNAMIC = frozenset(name for defect in DEFECTS if defect.applies in _PER_CALL_PREDICATES for name in defect.names)
+DYNAMIC = frozenset(name for defect in DEFECTS for name in defect.per_call)
 # A method is also judged by the function call LEAPP's wrapper makes.
 _METHOD_NAMES = frozenset(f"ndarray.{m}" for m in METHOD_FORWARDS) | _LEAPP_METHODS
 

@@ -33,14 +33,24 @@ _VALUE_TYPES = (np.ndarray, torch.Tensor)
 _SCALARS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis)})
 
 
+class Pending:
+    """A graph node recorded but not built yet: a replayed call appends one per node to its graph's log
+    (tracing/replay.py), and the graph builds them all, in order, in one pass (``RecordingGraph.flush``) before
+    anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
+    fixer, constant kwargs), ``args``/``kwargs`` the call's arguments (earlier pending nodes among them),
+    ``site`` its (line, location, helper), ``node`` the fx node once built."""
+
+    __slots__ = ("spec", "args", "kwargs", "site", "node")
+
+
 class Provenance:
     """The origin of one traced value (see the module docstring for its three states)."""
 
-    __slots__ = ("builder", "node", "version", "lost", "line", "fingerprint")
+    __slots__ = ("builder", "_node", "version", "lost", "line", "fingerprint")
 
     def __init__(self, builder: Any = None, node: Any = None, version: int = 0):
         self.builder = builder
-        self.node = node
+        self._node = node  # an fx node, a Pending one (the recording path reads _node as it is), or None
         self.version = version
         self.lost: str | None = None
         self.line: int | None = None
@@ -61,9 +71,22 @@ class Provenance:
         prov.line = line
         return prov
 
+    @property
+    def node(self) -> Any:
+        """The value's fx node (a pending one is built first, with every node recorded before it)."""
+        node = self._node
+        if type(node) is Pending:
+            self.builder.graph.flush()
+            node = self._node = node.node
+        return node
+
+    @node.setter
+    def node(self, node: Any) -> None:
+        self._node = node
+
     def traced_in(self, builder: Any) -> bool:
         """Whether the value has a node in ``builder``'s graph."""
-        return self.builder is builder and self.node is not None
+        return self.builder is builder and self._node is not None
 
 
 def provenance(value: Any) -> Provenance | None:

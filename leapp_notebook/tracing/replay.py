@@ -29,7 +29,7 @@ import torch.fx
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, NodeFacts, facts, update
-from .provenance import iter_traced, root
+from .provenance import Pending, iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
 _PER_CALL = ("line", "location", "helper")
@@ -51,7 +51,7 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
     kind = type(value)
     if kind is sess.array_type:
         prov = value._lp
-        if prov is None or prov.builder is not builder or prov.node is None:
+        if prov is None or prov.builder is not builder or prov._node is None:
             raise Miss
         if sess.versions and prov.version != sess.versions.get(id(root(value)), 0):
             raise Miss
@@ -100,7 +100,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
             kind = type(value)
             if kind is array_type:  # describe(), spelled out for the common case
                 prov = value._lp
-                if prov is None or prov.builder is not builder or prov.node is None or (
+                if prov is None or prov.builder is not builder or prov._node is None or (
                         sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
                     return None
                 parts.append((key, value.dtype, value.shape))
@@ -406,6 +406,7 @@ class _Code:
 
     def __init__(self) -> None:
         self.names: dict[str, Any] = {}
+        self.temps = 0
 
     def bind(self, value: Any) -> str:
         name = f"v{len(self.names)}"
@@ -413,12 +414,13 @@ class _Code:
         return name
 
     def of(self, value: Any) -> str:
+        """An expression for ``value`` in the replay function: an operand's node as it is (pending or built)."""
         kind = type(value)
         if kind is _Fresh:
             return f"n{value.i}"
         if kind is _Operand:
             item = f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
-            return f"{item}._lp.node"
+            return f"{item}._lp._node"
         if kind is tuple:
             return "(" + "".join(self.of(v) + ", " for v in value) + ")"
         if kind is list:
@@ -431,31 +433,71 @@ class _Code:
             return repr(value)
         return self.bind(value)
 
+    def built(self, value: Any, path: str, calls: set[int]) -> str:
+        """An expression for ``value`` rebuilt from what the replay function stored at ``path``, with every
+        pending node replaced by its fx node (``calls``: the template's ops that are pending, not constants)."""
+        if not _nested(value):
+            return path
+        kind = type(value)
+        if kind is _Fresh:
+            return f"{path}.node" if value.i in calls else path
+        if kind is _Operand:
+            temp = f"t{self.temps}"
+            self.temps += 1
+            return f"({temp}.node if type({temp} := {path}) is Pending else {temp})"
+        if kind is tuple:
+            return "(" + "".join(self.built(v, f"{path}[{i}]", calls) + ", " for i, v in enumerate(value)) + ")"
+        if kind is list:
+            return "[" + ", ".join(self.built(v, f"{path}[{i}]", calls) for i, v in enumerate(value)) + "]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {self.built(v, f'{path}[{k!r}]', calls)}" for k, v in value.items()) + "}"
+        if kind is slice:
+            return f"slice({self.built(value.start, path + '.start', calls)}, " \
+                   f"{self.built(value.stop, path + '.stop', calls)}, {self.built(value.step, path + '.step', calls)})"
+        raise AssertionError(f"unexpected reference container {kind.__name__}")
+
+
+def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
+    """A function (args, kwargs as a replay stored them) -> (args, kwargs) with fx nodes for pending ones; None
+    when the arguments refer to no pending node."""
+    if not _nested(args) and not _nested(kwargs):
+        return None
+    code = _Code()
+    source = f"def fix(args, kwargs):\n    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
+    namespace: dict[str, Any] = {"Pending": Pending}
+    exec(compile(source, "<leapp_notebook replay fixer>", "exec"), namespace)  # noqa: S102 - our own source
+    return namespace["fix"]
+
 
 def compile_template(template: Template) -> Any:
-    """One Python function that makes the template's nodes (compiled on a template's first replay: a cell that
-    makes a call once never pays for it)."""
+    """One Python function that records the template's nodes as pending ones (compiled on a template's first
+    replay: a cell that makes a call once never pays for it). The graph builds them when it flushes
+    (``RecordingGraph.flush``): the spec of each op holds what that needs."""
     code = _Code()
     body = []
     consts = False
+    calls = {i for i, (op, *_) in enumerate(template.ops) if op != "const"}
     for i, (op, target, args, kwargs, state, _) in enumerate(template.ops):
         if op == "const":
             consts = True
             body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
             body.append(f"    n{i}.meta[KEY].__dict__.update({code.bind(state)})")
             continue
-        base = base_name(op, target)
-        body.append(f"    n{i} = create({op!r}, {code.bind(target)}, {code.of(args)}, {code.of(kwargs)}, "
-                    f"{code.bind(base)})")
-        body.append(f"    r = new(NodeFacts); r.__dict__.update({code.bind(state)}, line=line, location=location, "
-                    "helper=helper); n{i}.meta[KEY] = r".replace("n{i}", f"n{i}"))
+        fix = _fixer(args, kwargs, calls)
+        static_kwargs = None if _nested(kwargs) else kwargs
+        spec = (op, target, base_name(op, target), state, fix, static_kwargs)
+        line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}; n{i}.site = site"
+        if static_kwargs is None:
+            line += f"; n{i}.kwargs = {code.of(kwargs)}"
+        body.append(line + f"; log.append(n{i})")
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
     body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
-    source = "def replay(builder, params, line, location, helper):\n" \
-             "    create = builder.graph.fast_node\n    const = builder.const\n    start = len(builder.fresh)\n" \
-             + "\n".join(body) + "\n"
-    namespace = {**code.names, "NodeFacts": NodeFacts, "new": object.__new__, "KEY": KEY}
+    prologue = "    site = (line, location, helper)\n    log = builder.graph.log\n"
+    if consts:
+        prologue += "    const = builder.const\n    start = len(builder.fresh)\n"
+    source = "def replay(builder, params, line, location, helper):\n" + prologue + "\n".join(body) + "\n"
+    namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]
 
@@ -464,6 +506,14 @@ def replay(template: Template, builder: Any, params: dict[str, Any], line: int |
            helper: str | None) -> tuple[Any, Any]:
     """The template's nodes for this call: (results as wrap() pairs them, results as hazards mark them)."""
     return (template.fn or compiled(template))(builder, params, line, location, helper)
+
+
+def built(builder: Any, nodes: Any) -> Any:
+    """``nodes`` as a replay returned them, with fx nodes for pending ones (the graph is flushed first)."""
+    builder.graph.flush()
+    if type(nodes) is list:
+        return [n.node if type(n) is Pending else n for n in nodes]
+    return nodes.node if type(nodes) is Pending else nodes
 
 
 def compiled(template: Template) -> Any:

@@ -25,6 +25,7 @@ from .builder import NodeBuilder
 from .dtypes import dtype_name
 from .facts import KEY, facts
 from .provenance import (
+    Pending,
     Provenance,
     builder_of,
     cell_lines,
@@ -249,10 +250,11 @@ class Session:
             if finding is replay.NO_TEMPLATE:
                 finding = leapp_defects.find(name, eager_params, result)
             if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
-                self._after_build(builder, row, name, marked, result, scalar_result, line, location, finding)
-            if type(nodes) is not torch.fx.Node or type(result) is not np.ndarray:
+                self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
+                                  location, finding)
+            if type(nodes) is not Pending or type(result) is not np.ndarray:
                 return self.wrap(builder, result, nodes)
-            # the replayed node already holds the result's facts (its signature fixes them)
+            # the replayed node will hold the result's facts when built (its signature fixes them)
             traced = result.view(self.array_type)
             traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
             return traced
