@@ -23,17 +23,47 @@ from . import session as _session
 from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
 
 
+_STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
+
+
 def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    bound: dict[str, Any] = {}
-    for i, name in enumerate(names):
-        if name.startswith("*"):
-            bound[name[1:]] = tuple(args[i:])
-            break
-        if i >= len(args):
-            break
-        bound[name] = args[i]
-    bound.update(kwargs)
+    """Positional ``args`` bound to ``names`` (a ``*name`` takes the rest, as a tuple), then ``kwargs``."""
+    star = _STARS.get(names)
+    if star is None:
+        star = _STARS[names] = next((i for i, name in enumerate(names) if name.startswith("*")), -1)
+    if star < 0 or len(args) < star:
+        bound = dict(zip(names, args))
+    else:
+        bound = dict(zip(names[:star], args))
+        bound[names[star][1:]] = tuple(args[star:])
+    if kwargs:
+        bound.update(kwargs)
     return bound
+
+
+def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` without tracing (``plain`` of each, spelled out for traced arrays and Python numbers)."""
+    out = []
+    for value in args:
+        kind = type(value)
+        if kind is TracedArray:
+            out.append(value.view(np.ndarray))
+        elif kind is float or kind is int or kind is bool or value is None:
+            out.append(value)
+        else:
+            out.append(plain(value))
+    return tuple(out)
+
+
+_KEY_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
+
+
+def _simple_key(key: tuple[Any, ...]) -> bool:
+    """Whether an indexing key holds only slices, ints, None and Ellipsis (nothing to make plain)."""
+    for part in key:
+        if type(part) not in _KEY_PARTS:
+            return False
+    return True
 
 
 _UFUNC_MODULES = ("scipy.special",)  # libraries whose ufuncs reach __array_ufunc__ under their own names
@@ -67,8 +97,10 @@ class TracedArray(np.ndarray):
 
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
-        # tracer's own wrapping sets the provenance right after.
-        prov = getattr(obj, "_lp", None)
+        # tracer's own wrapping sets the provenance right after (it views a plain array: the first test).
+        if type(obj) is not TracedArray:
+            return
+        prov = obj._lp
         if prov is not None and prov.builder is not None:
             sess = _session.active()
             line = sess.where()[0] if sess is not None else None
@@ -188,13 +220,16 @@ class TracedArray(np.ndarray):
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         sess = _session.active()
-        plain_args = tuple(plain(v) for v in args)
+        plain_args = _plain_args(args)
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = func(*plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere(args, result, getattr(func, "__name__", ""))
-        with sess.eager():
+        sess.suspended += 1
+        try:
             result = func(*plain_args, **plain_kwargs)
+        finally:
+            sess.suspended -= 1
         builder = builder_of(args) or builder_of(tuple(kwargs.values()))
         if builder is None:
             if func in _session.METADATA_FUNCTIONS:
@@ -320,7 +355,7 @@ class TracedArray(np.ndarray):
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
         sess = _session.active()
-        plain_key = plain(key)
+        plain_key = key if type(key) is tuple and _simple_key(key) else plain(key)
         if sess is None or sess.suspended:
             result = self.view(np.ndarray)[plain_key]
             return result if sess is not None else _session.elsewhere((self,), result, "indexing")

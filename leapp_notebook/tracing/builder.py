@@ -88,17 +88,24 @@ class RecordingGraph(torch.fx.Graph):
         make = self._make
         new = object.__new__
         for pending in log:
-            op, target, base, state, fix, kwargs = pending.spec
+            op, target, base, state, fix, kwargs, memo = pending.spec
             if kwargs is None:
                 kwargs = pending.kwargs
             if fix is None:
                 node = make(op, target, pending.args, kwargs, base)
             else:
                 node = make(op, target, *fix(pending.args, kwargs), base)
-            record = new(NodeFacts)
-            values = record.__dict__
-            values.update(state)
-            values["line"], values["location"], values["helper"] = pending.site
+            # Facts are frozen and hold nothing of the node itself: the nodes one template op makes at one site
+            # of this graph (a loop's iterations) share one record.
+            site = pending.site
+            if memo[0] is self and memo[1] == site:
+                record = memo[2]
+            else:
+                record = new(NodeFacts)
+                values = record.__dict__
+                values.update(state)
+                values["line"], values["location"], values["helper"] = site
+                memo[:] = self, site, record
             node.meta[KEY] = record
             pending.node = node
 
@@ -412,8 +419,10 @@ class DtypePass(torch.fx.Interpreter):
             if info.shape is not None and shape != tuple(info.shape):
                 self.builder.report("shape-differs", info.line, [n.name], call=info.numpy or n.name,
                                     got=shape, want=tuple(info.shape))
-            # completed where it stands: each node owns its facts record (a cast got a copy above)
-            info.__dict__.update(graph_shape=shape, graph_dtype=dtype_name(value.dtype))
+            # replaced, not completed where it stands: replayed nodes share their records (RecordingGraph.flush)
+            graph_dtype = dtype_name(value.dtype)
+            if info.graph_shape != shape or info.graph_dtype != graph_dtype:
+                update(n, graph_shape=shape, graph_dtype=graph_dtype)
         return value
 
     def run(self, *args: Any, **kwargs: Any) -> Any:

@@ -14,7 +14,7 @@ import torch.fx
 from . import replay, torch_impl
 from .dtypes import dtype_name
 from .facts import KEY, facts, update
-from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
+from .provenance import Pending, Provenance, builder_of, fingerprint, plain, provenance, root
 
 if TYPE_CHECKING:
     from .builder import NodeBuilder
@@ -25,8 +25,11 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     key_tuple = key if type(key) is tuple else (key,)
     prov = array._lp
     builder = prov.builder if prov is not None and prov.builder is not None else builder_of(key_tuple)
-    with sess.eager():
+    sess.suspended += 1
+    try:
         eager = array.view(np.ndarray)[plain_key]
+    finally:
+        sess.suspended -= 1
     if builder is None:
         return sess.watch(eager) if isinstance(eager, np.ndarray) else eager
     if builder.closed:
@@ -38,6 +41,10 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     template = replay.TEMPLATES.get(signature) if signature is not None else None
     if template is not None and template is not replay.NO_TEMPLATE:
         nodes, _ = replay.replay(template, builder, params, line, location, helper)
+        if type(nodes) is Pending and type(eager) is np.ndarray:  # the common case, as Session.record's
+            traced = eager.view(sess.array_type)
+            traced._lp = Provenance(builder, nodes, sess.versions.get(id(root(eager)), 0) if sess.versions else 0)
+            return traced
         traced = sess.wrap(builder, eager, nodes)
         if template.after and type(nodes) is torch.fx.Node:  # a pending node is built with these facts
             nodes.meta[KEY].__dict__.update(template.after)
@@ -56,7 +63,16 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     return traced
 
 
-_GETITEM = object()  # the signature's row for indexing
+class _Indexing:
+    """The signature's row for indexing (a signature names a row by its builder: this one is its own)."""
+
+    __slots__ = ("build",)
+
+    def __init__(self) -> None:
+        self.build = self
+
+
+_GETITEM = _Indexing()
 
 
 def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[Any, ...], eager: Any,

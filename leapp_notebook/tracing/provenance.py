@@ -37,7 +37,7 @@ class Pending:
     """A graph node recorded but not built yet: a replayed call appends one per node to its graph's log
     (tracing/replay.py), and the graph builds them all, in order, in one pass (``RecordingGraph.flush``) before
     anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
-    fixer, constant kwargs), ``args``/``kwargs`` the call's arguments (earlier pending nodes among them),
+    fixer, constant kwargs, the facts record it last made: [graph, site, record]), ``args``/``kwargs`` the call's arguments (earlier pending nodes among them),
     ``site`` its (line, location, helper), ``node`` the fx node once built."""
 
     __slots__ = ("spec", "args", "kwargs", "site", "node")
@@ -146,8 +146,10 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
     if depth <= 0:
         return value
     if kind is tuple or (kind is list and not in_place):
-        if any(_needs_plain(v, in_place) for v in value):
-            return kind(plain(v, depth=depth - 1, in_place=in_place) for v in value)
+        for item in value:  # the same sequence when it holds nothing traced (spelled out: every call passes here)
+            item_kind = type(item)
+            if item_kind is not np.ndarray and item_kind not in _SCALARS and _needs_plain(item, in_place):
+                return kind([plain(v, depth=depth - 1, in_place=in_place) for v in value])
         return value
     if in_place and isinstance(value, tuple) and hasattr(kind, "_make"):  # a named tuple
         if any(_needs_plain(v, in_place) for v in value):

@@ -32,6 +32,7 @@ from .facts import KEY, NodeFacts, facts, update
 from .provenance import Pending, iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
+_INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
 _PER_CALL = ("line", "location", "helper")
 _MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
 _MAX_TEMPLATES = 20_000
@@ -64,8 +65,10 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
     if kind is tuple or kind is list:
         return kind, tuple([describe(v, builder, sess) for v in value])
     if kind is slice:
-        return slice, describe(value.start, builder, sess), describe(value.stop, builder, sess), \
-            describe(value.step, builder, sess)
+        start, stop, step = value.start, value.stop, value.step
+        if type(start) in _INDEX and type(stop) in _INDEX and type(step) in _INDEX:  # x[:, :8], x[::2]
+            return slice, start, stop, step  # as they are: the general form below spells every part as a pair
+        return slice, describe(start, builder, sess), describe(stop, builder, sess), describe(step, builder, sess)
     if kind is type and issubclass(value, np.generic) or value is np._NoValue:
         return value
     if isinstance(value, np.dtype):  # NumPy 2 spells each dtype as its own class (Float32DType)
@@ -92,7 +95,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
     array_type = sess.array_type
     try:
         # the row's builder itself (hashed by identity): the cache holds it, so no other row can reuse its id
-        parts = [getattr(row, "build", row), name,
+        parts = [row.build, name,
                  (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
@@ -106,6 +109,8 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                 parts.append((key, value.dtype, value.shape))
             elif kind is float and value:
                 parts.append((key, float, value))
+            elif kind in _SIMPLE:
+                parts.append((key, kind, value))
             else:
                 parts.append((key, describe(value, builder, sess)))
         return tuple(parts)
@@ -485,7 +490,7 @@ def compile_template(template: Template) -> Any:
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
-        spec = (op, target, base_name(op, target), state, fix, static_kwargs)
+        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None, None])
         line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}; n{i}.site = site"
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
