@@ -22,7 +22,6 @@ from . import indexing, ops
 from . import session as _session
 from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
 
-
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
 
 
@@ -32,9 +31,9 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
     if star is None:
         star = _STARS[names] = next((i for i, name in enumerate(names) if name.startswith("*")), -1)
     if star < 0 or len(args) < star:
-        bound = dict(zip(names, args))
+        bound = dict(zip(names, args, strict=False))
     else:
-        bound = dict(zip(names[:star], args))
+        bound = dict(zip(names[:star], args, strict=False))
         bound[names[star][1:]] = tuple(args[star:])
     if kwargs:
         bound.update(kwargs)

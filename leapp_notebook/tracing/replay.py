@@ -28,7 +28,7 @@ import torch.fx
 
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
-from .facts import KEY, NodeFacts, facts, update
+from .facts import KEY, facts, update
 from .provenance import Pending, iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
@@ -468,7 +468,8 @@ def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
     if not _nested(args) and not _nested(kwargs):
         return None
     code = _Code()
-    source = f"def fix(args, kwargs):\n    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
+    source = "def fix(args, kwargs):\n" \
+             f"    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
     namespace: dict[str, Any] = {"Pending": Pending}
     exec(compile(source, "<leapp_notebook replay fixer>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["fix"]
