@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import indexing, ops
+from . import indexing, ops, replay
 from . import session as _session
 from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
 
@@ -151,8 +151,20 @@ class TracedArray(np.ndarray):
             if builder is None:
                 return TracedArray.watch(result) if has_traced(inputs) else result
             row = ops.UFUNC_ROWS.get(ufunc)
-            return sess.record(builder, row, row.numpy if row is not None else ufunc_name(ufunc), params,
-                               eager_params, result, extra={"ufunc": ufunc, "call": True})
+            if row is None:
+                return sess.record(builder, row, ufunc_name(ufunc), params, eager_params, result,
+                                   extra={"ufunc": ufunc, "call": True})
+            key = None
+            if not builder.closed and (row.leapp or sess.profile == "full"):
+                # recorded before: replayed without the general signature (Session.record stores both keys)
+                key = replay.ufunc_key(sess, builder, row, ufunc, inputs, result)
+                template = replay.TEMPLATES.get(key) if key is not None else None
+                if template is not None and template is not replay.NO_TEMPLATE:
+                    line, location, helper = sess.where()
+                    return sess.replayed(builder, template, row, row.numpy, params, eager_params, result, False,
+                                         line, location, helper)
+            return sess.record(builder, row, row.numpy, params, eager_params, result,
+                               extra={"ufunc": ufunc, "call": True}, alias=key)
         return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,
                            inputs, kwargs)
 

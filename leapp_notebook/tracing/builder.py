@@ -82,19 +82,38 @@ class RecordingGraph(torch.fx.Graph):
         return self._make(op, target, args, kwargs, base, name)
 
     def flush(self) -> None:
-        """Build the pending nodes, in the order they were recorded (each one's facts completed with its site)."""
+        """Build the pending nodes, in the order they were recorded, at the graph's end (nothing was made after
+        them: making a node flushes first), each with its facts; ``_make`` spelled out for the batch."""
         log = self.log[:]
         self.log.clear()  # the same list: a replay function holds it
-        make = self._make
+        namespace = self._graph_namespace
+        used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
+        append = self._root._prepend  # before the root: at the end
+        table = self._find_nodes_lookup_table.table
         new = object.__new__
         for pending in log:
             op, target, base, state, fix, kwargs, memo = pending.spec
             if kwargs is None:
                 kwargs = pending.kwargs
-            if fix is None:
-                node = make(op, target, pending.args, kwargs, base)
+            args = pending.args
+            if fix is not None:
+                args, kwargs = fix(args, kwargs)
+            if base is None:
+                name = namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
             else:
-                node = make(op, target, *fix(pending.args, kwargs), base)
+                num = counts.get(base, 0)
+                name = base
+                while name in used:
+                    num += 1
+                    name = f"{base}_{num}"
+                used.add(name)
+                counts[base] = num
+            node = _new_node(_Node)
+            _init_node(node, self, name, op, target, None)
+            node._update_args_kwargs(args, kwargs)
+            names[node] = name
+            append(node)
+            table[(op, target if op == "call_function" else None)][node] = None
             # Facts are frozen and hold nothing of the node itself: the nodes one template op makes at one site
             # of this graph (a loop's iterations) share one record.
             site = pending.site
@@ -108,6 +127,7 @@ class RecordingGraph(torch.fx.Graph):
                 memo[:] = self, site, record
             node.meta[KEY] = record
             pending.node = node
+        self._len += len(log)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
               base: str | None, name: str | None = None) -> torch.fx.Node:

@@ -220,7 +220,11 @@ class Session:
 
     # -------------------------------------------------------------- recording calls
     def record(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
-               eager_params: dict[str, Any], result: Any, extra: dict[str, Any] | None = None) -> Any:
+               eager_params: dict[str, Any], result: Any, extra: dict[str, Any] | None = None,
+               alias: Any = None) -> Any:
+        """Record NumPy's call ``name`` (``row``: its lookup row, None when the lookup has none) with ``params``
+        (the traced arguments; ``eager_params`` NumPy's) and its eager ``result``; returns the traced result.
+        ``alias``: a second cache key for the call (``replay.ufunc_key``), given the call's template too."""
         if builder.closed:
             return plain(result, depth=0)
         line, location, helper = self.where()
@@ -243,21 +247,9 @@ class Session:
         if template is replay.NO_TEMPLATE:
             template = key = None
         if template is not None:
-            # the hot path: a signature recorded before, its nodes again for this call's operands and line
-            # (tracing/replay.py); a described signature holds no NumPy scalar, so nothing to report for one
-            nodes, marked = (template.fn or replay.compiled(template))(builder, params, line, location, helper)
-            finding = template.finding
-            if finding is replay.NO_TEMPLATE:
-                finding = leapp_defects.find(name, eager_params, result)
-            if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
-                self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
-                                  location, finding)
-            if type(nodes) is not Pending or type(result) is not np.ndarray:
-                return self.wrap(builder, result, nodes)
-            # the replayed node will hold the result's facts when built (its signature fixes them)
-            traced = result.view(self.array_type)
-            traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
-            return traced
+            # a described signature holds no NumPy scalar, so nothing to report for one
+            return self.replayed(builder, template, row, name, params, eager_params, result, scalar_result, line,
+                                 location, helper)
         self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
         nodes: Any = None
@@ -297,6 +289,27 @@ class Session:
                 template = replay.capture(builder, params, nodes, casts,
                                           replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC else finding)
             replay.store(key, template)
+            if alias is not None:
+                replay.store(alias, template)
+        return traced
+
+    def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,
+                 params: dict[str, Any], eager_params: dict[str, Any], result: Any, scalar_result: bool,
+                 line: int | None, location: str | None, helper: str | None) -> Any:
+        """The hot path: a call whose signature was recorded before, its nodes again (pending) for this call's
+        operands and line (tracing/replay.py), with the hazards the call's row and LEAPP's lookup give it."""
+        nodes, marked = (template.fn or replay.compiled(template))(builder, params, line, location, helper)
+        finding = template.finding
+        if finding is replay.NO_TEMPLATE:
+            finding = leapp_defects.find(name, eager_params, result)
+        if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
+            self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
+                              location, finding)
+        if type(nodes) is not Pending or type(result) is not np.ndarray:
+            return self.wrap(builder, result, nodes)
+        # the replayed node will hold the result's facts when built (its signature fixes them)
+        traced = result.view(self.array_type)
+        traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
         return traced
 
     def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
