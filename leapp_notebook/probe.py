@@ -297,8 +297,9 @@ class _Inputs:
     tensor sharing its memory that the graph runs on. ``arrays`` is what ``run_eager`` takes (which
     copies what it hands to the cell, so the cell cannot write into the buffers)."""
 
-    def __init__(self, trace: Any, samplers: list[tuple[Node, str, _Sampler]]):
+    def __init__(self, trace: Any, samplers: list[tuple[Node, str, _Sampler]], seed: int = 0):
         self.samplers = samplers
+        self.seed = seed  # the probe's generator is default_rng(seed), used for nothing but these draws
         self.buffers: list[np.ndarray] = []
         self.arrays: dict[str, dict[str, Any]] = {name: {} for name in trace.nodes}
         self.tensors: dict[str, dict[str, torch.Tensor]] = {name: {} for name in trace.nodes}
@@ -309,6 +310,7 @@ class _Inputs:
             self.arrays[node.name][name] = tensor if sampler.kind == "torch" else buffer
             self.tensors[node.name][name] = tensor
         self._snapshot: tuple[int, dict[str, dict[str, Any]]] | None = None
+        self._ranges: list[tuple[int, int]] | None = None  # the buffers' address ranges (holds_tensor)
 
     def draw(self, index: int, rng: np.random.Generator) -> None:
         """Redraw input ``index`` (in ``samplers`` order) in place."""
@@ -322,9 +324,34 @@ class _Inputs:
                                       for node, values in self.arrays.items()})
         return self._snapshot[1]
 
+    def drawn_again(self, probe: int) -> dict[str, dict[str, Any]]:
+        """The inputs of an earlier probe, drawn again from the seed in the probe's order (every input on
+        probe 0, then input (j-1) mod k on probe j): what ``snapshot(probe)`` gave then, for a batch of
+        outputs compared after their inputs were redrawn. New arrays, nothing shared with the buffers."""
+        if self._snapshot is not None and self._snapshot[0] == probe:
+            return self._snapshot[1]
+        rng = np.random.default_rng(self.seed)
+        buffers = [np.empty(sampler.shape, sampler.dtype) for _, _, sampler in self.samplers]
+        count = len(self.samplers)
+        for index in [*range(count), *((j - 1) % count for j in range(1, probe + 1))]:
+            self.samplers[index][2].fill(buffers[index], rng)
+        arrays: dict[str, dict[str, Any]] = {name: {} for name in self.arrays}
+        for (node, name, sampler), buffer in zip(self.samplers, buffers, strict=True):
+            arrays[node.name][name] = torch.from_numpy(buffer) if sampler.kind == "torch" else buffer
+        self._snapshot = (probe, arrays)
+        return arrays
+
     def holds(self, array: np.ndarray) -> bool:
         """Might ``array`` share memory with an input buffer (a graph output that is an input, or a view)?"""
         return any(np.may_share_memory(array, buffer) for buffer in self.buffers)
+
+    def holds_tensor(self, tensor: torch.Tensor) -> bool:
+        """``holds`` for a graph output tensor, by address: a graph output is a new allocation or a view of an
+        input or a constant, so it shares an input's memory exactly when its data starts inside that input."""
+        if self._ranges is None:
+            self._ranges = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in self.buffers]
+        address = tensor.data_ptr()
+        return any(start <= address < end for start, end in self._ranges) or tensor.numel() == 0
 
 
 def _copy(value: Any) -> Any:
@@ -760,10 +787,11 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     evidence = {key: {name: _Evidence() for name in (s.name for s in node.inputs)}
                 for node in nodes for key in keys[node.name]}
 
-    inputs = _Inputs(trace, samplers)
+    inputs = _Inputs(trace, samplers, seed)
     for index in range(len(samplers)):
         inputs.draw(index, rng)
     previous: dict[str, _Outcome] = {}
+    state = _State(checks, evidence, previous, inputs)
     report_progress, bar = _progress_callback(progress)
     try:
         # Fresh inputs stray into NaN territory (sqrt, log of drawn values); the comparison handles
@@ -782,15 +810,16 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
                                     "Narrow the inputs with ranges={name: (low, high)}", exc.line,
                                     exc.code) from exc
                 for node in nodes:
-                    _check_node(node, keys[node.name], j, eager.get(node.name, {}), inputs, checks, evidence,
-                                previous, varied if node is varied_node else None)
+                    _check_node(node, keys[node.name], j, eager.get(node.name, {}), state,
+                                varied if node is varied_node else None)
                 del eager
                 if report_progress is not None:
                     report_progress(j + 1, total)
+            state.flush()
     finally:
         if bar is not None:
             bar.stop()
-    del previous, inputs
+    del previous, inputs, state
 
     sensitivity = {key: {name: (ev.eager_moves, ev.graph_in_step if ev.eager_moves else ev.graph_moves_alone)
                          for name, ev in per_input.items()}
@@ -808,65 +837,219 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
         seconds=time.perf_counter() - started, graph_key=graph_key(trace))
 
 
-def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], inputs: _Inputs,
-                checks: dict[str, OutputCheck],
-                evidence: dict[str, dict[str, _Evidence]],
-                previous: dict[str, _Outcome], varied: str | None) -> None:
+_BATCH_ELEMENTS = _SMALL  # outputs up to this size are compared in batches of probes ...
+_BATCH_PROBES = 64  # ... of up to this many, holding up to _BATCH_BYTES of outputs: one set of NumPy calls for all
+_BATCH_BYTES = 1 << 18  # of them (for small arrays the calls cost more than the work); nothing grows with n
+
+
+class _Batch:
+    """Probes of one output waiting to be compared together: one shape, one dtype pair, ``limit`` probes."""
+
+    __slots__ = ("rows", "shape", "expected_dtype", "got_dtype", "limit")
+
+    def __init__(self, expected: np.ndarray, got: np.ndarray):
+        self.rows: list[tuple[int, np.ndarray, np.ndarray, str | None]] = []
+        self.shape, self.expected_dtype, self.got_dtype = expected.shape, expected.dtype, got.dtype
+        self.limit = max(1, min(_BATCH_PROBES, _BATCH_BYTES // (expected.nbytes + got.nbytes)))
+
+    def takes(self, expected: np.ndarray, got: np.ndarray | None) -> bool:
+        return got is not None and expected.shape == self.shape and got.shape == self.shape \
+            and expected.dtype == self.expected_dtype and got.dtype == self.got_dtype
+
+
+class _State:
+    """What the probe loop folds every output into: the checks, the evidence, each output's previous outcome,
+    the inputs, and the batch of probes waiting for comparison per output."""
+
+    def __init__(self, checks: dict[str, OutputCheck], evidence: dict[str, dict[str, _Evidence]],
+                 previous: dict[str, _Outcome], inputs: _Inputs):
+        self.checks, self.evidence, self.previous, self.inputs = checks, evidence, previous, inputs
+        self.batches: dict[str, _Batch] = {}
+        self.inference = torch.inference_mode()  # entered around every graph run (one object, reused)
+
+    def flush(self, key: str | None = None) -> None:
+        """Compare and fold the waiting probes of output ``key`` (every output's when None), in probe order."""
+        for name in [key] if key is not None else list(self.batches):
+            batch = self.batches.get(name)
+            if batch is not None and batch.rows:
+                rows, batch.rows = batch.rows, []
+                _fold_batch(name, rows, self)
+
+
+def _batchable(expected: np.ndarray, got: np.ndarray | None) -> bool:
+    """Whether this output can start a batch: small, real or integer or boolean (float16 and complex take the
+    one-probe path), the graph's value of the same shape."""
+    if got is None or got.shape != expected.shape or not 0 < expected.size <= _BATCH_ELEMENTS:
+        return False
+    dtype = expected.dtype
+    return dtype.kind in "fiub" and dtype != np.float16 and got.dtype.kind in "fiub"
+
+
+def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], state: _State,
+                varied: str | None) -> None:
     """Run one node's graph on probe ``j`` and fold the result into its outputs' checks and evidence.
 
     Only the previous probe's outcome per output is kept (the neighbour comparison needs it), and the
-    inputs are copied only for an output's first mismatch: nothing grows with the number of probes."""
+    inputs are copied only for an output's first mismatch: nothing grows with the number of probes.
+    Small outputs wait in a batch of probes and are compared together (``_fold_batch``): the same results."""
     error = None
+    inputs = state.inputs
     tensors = inputs.tensors[node.name]
     try:
-        with torch.inference_mode():
+        with state.inference:
             results = node.graph(*[tensors[spec.name] for spec in node.inputs])
     except Exception as exc:  # the graph failing on fresh inputs is a finding, not a crash
         results, error = None, f"{type(exc).__name__}: {exc}"
+    batches = state.batches
     for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):
-        check = checks[key]
-        if spec.name not in eager:
+        value = eager.get(spec.name, _MISSING)
+        if value is _MISSING:
             raise CellError(f"probe {j}: re-run eagerly, the cell did not produce output '{spec.name}' of "
                             f"node '{node.name}' (a branch on the inputs?)", None)
-        expected = as_numpy(eager[spec.name])
-        got = None if results is None else results[index].detach().numpy()
-        if got is not None and inputs.holds(got):
-            got = got.copy()  # the graph handed back (a view of) an input buffer, which the next probe redraws
-        mismatch, scale = None, None
-        if got is None:
-            mismatch = ("error", None, None, error)
-            check.shape_ok = False
-        elif got.shape != expected.shape:
-            mismatch = ("shape", None, expected.shape, got.shape)
-            check.shape_ok = False
-        else:
-            agree, abs_err, rel_err, first, scale = _compare(expected, got, locate=check.first_mismatch is None)
-            check.max_abs_err = max(check.max_abs_err, abs_err)
-            check.max_rel_err = max(check.max_rel_err, rel_err)
-            if got.dtype != expected.dtype:
-                check.dtype_ok = False
-                mismatch = ("dtype", None, expected.dtype.name, got.dtype.name)
-            if not agree:
-                mismatch = ("value", first, None if first is None else expected[first].item(),
-                            None if first is None else got[first].item())
-        outcome = _Outcome(expected, got, mismatch is None, scale)
-        if mismatch is not None:
-            check.mismatches += 1
-            if check.first_mismatch is None:
-                what, where, want, have = mismatch
-                check.first_mismatch = Mismatch(j, what, where, want, have, inputs.snapshot(j))
-        if varied is not None and key in previous:
-            before = previous[key]
-            ev = evidence[key][varied]
-            in_step = _in_step(before, outcome)
-            if in_step and ev.eager_moves:
-                pass  # nothing this pair could change: the eager output is known to move, the graph moved with it
-            elif not _same(before.expected, expected):
-                ev.eager_moves = True
-                ev.graph_in_step = ev.graph_in_step and in_step
-            elif not in_step:
-                ev.graph_moves_alone = True
-        previous[key] = outcome
+        expected = value if type(value) is np.ndarray else as_numpy(value)
+        got = None
+        if results is not None:
+            tensor = results[index]
+            got = (tensor.detach() if tensor.requires_grad else tensor).numpy()
+            if inputs.holds_tensor(tensor):
+                got = got.copy()  # the graph handed back (a view of) an input buffer, which the next probe redraws
+        batch = batches.get(key)
+        if batch is not None and batch.takes(expected, got):
+            batch.rows.append((j, expected, got, varied))
+            if len(batch.rows) >= batch.limit:
+                state.flush(key)
+            continue
+        if batch is not None:
+            state.flush(key)  # the earlier probes first: outcomes fold in probe order
+            del batches[key]
+        if _batchable(expected, got):
+            batches[key] = batch = _Batch(expected, got)
+            batch.rows.append((j, expected, got, varied))
+            if batch.limit == 1:
+                state.flush(key)
+            continue
+        check = state.checks[key]
+        compared = None
+        if got is not None and got.shape == expected.shape:
+            compared = _compare(expected, got, locate=check.first_mismatch is None)
+        _fold(key, j, expected, got, compared, error, varied, state, inputs.snapshot)
+
+
+_MISSING = object()
+
+
+def _fold(key: str, j: int, expected: np.ndarray, got: np.ndarray | None,
+          compared: tuple[bool, float, float, tuple[int, ...] | None, float | None] | None, error: str | None,
+          varied: str | None, state: _State, snapshot: Callable[[int], dict[str, dict[str, Any]]]) -> None:
+    """Fold one output of probe ``j`` into its check and evidence; ``compared``: ``_compare``'s answer (None when
+    the graph raised or gave another shape), ``snapshot(j)``: the probe's inputs."""
+    check = state.checks[key]
+    mismatch, scale = None, None
+    if got is None:
+        mismatch = ("error", None, None, error)
+        check.shape_ok = False
+    elif compared is None:
+        mismatch = ("shape", None, expected.shape, got.shape)
+        check.shape_ok = False
+    else:
+        agree, abs_err, rel_err, first, scale = compared
+        check.max_abs_err = max(check.max_abs_err, abs_err)
+        check.max_rel_err = max(check.max_rel_err, rel_err)
+        if got.dtype != expected.dtype:
+            check.dtype_ok = False
+            mismatch = ("dtype", None, expected.dtype.name, got.dtype.name)
+        if not agree:
+            mismatch = ("value", first, None if first is None else expected[first].item(),
+                        None if first is None else got[first].item())
+    outcome = _Outcome(expected, got, mismatch is None, scale)
+    if mismatch is not None:
+        check.mismatches += 1
+        if check.first_mismatch is None:
+            what, where, want, have = mismatch
+            check.first_mismatch = Mismatch(j, what, where, want, have, snapshot(j))
+    previous = state.previous
+    if varied is not None and key in previous:
+        before = previous[key]
+        ev = state.evidence[key][varied]
+        in_step = _in_step(before, outcome)
+        if in_step and ev.eager_moves:
+            pass  # nothing this pair could change: the eager output is known to move, the graph moved with it
+        elif not _same(before.expected, expected):
+            ev.eager_moves = True
+            ev.graph_in_step = ev.graph_in_step and in_step
+        elif not in_step:
+            ev.graph_moves_alone = True
+    previous[key] = outcome
+
+
+def _fold_batch(key: str, rows: list[tuple[int, np.ndarray, np.ndarray, str | None]], state: _State) -> None:
+    """Compare a batch of probes of one output at once (``_compare_rows``), then fold each in probe order."""
+    agree, max_abs, max_rel, first, scales = _compare_rows(np.array([r[1] for r in rows]),
+                                                           np.array([r[2] for r in rows]))
+    agree, max_abs, max_rel = agree.tolist(), max_abs.tolist(), max_rel.tolist()
+    scales = scales.tolist() if scales is not None else [None] * len(rows)
+    check, previous, evidence = state.checks[key], state.previous, state.evidence[key]
+    same_dtype = rows[0][1].dtype == rows[0][2].dtype  # one dtype pair per batch
+    for i, (j, expected, got, varied) in enumerate(rows):
+        if agree[i] and same_dtype:
+            before = previous.get(key)
+            if varied is None or before is None or (before.ok and evidence[varied].eager_moves):
+                # what _fold does for an agreeing probe whose pair with the previous one can change nothing
+                check.max_abs_err = max(check.max_abs_err, max_abs[i])
+                check.max_rel_err = max(check.max_rel_err, max_rel[i])
+                previous[key] = _Outcome(expected, got, True, scales[i])
+                continue
+        compared = (agree[i], max_abs[i], max_rel[i], None if agree[i] else _index(int(first[i]), expected.shape),
+                    scales[i])
+        _fold(key, j, expected, got, compared, None, varied, state, state.inputs.drawn_again)
+
+
+def _compare_rows(expected: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``_compare`` of every row (one probe each) of two stacks of small arrays: (agree, max abs err, max rel err,
+    first differing flat index, scale or None), each per row. Element by element the same arithmetic in the same
+    dtypes as ``_compare_close`` / ``_compare_exact`` (the tolerance's absolute part rounded to the arrays' dtype
+    per row, as adding a Python float does), so the figures are identical; tests/test_probe_cost.py holds the
+    two to that."""
+    rows = expected.shape[0]
+    want = expected.reshape(rows, -1)
+    have = got.reshape(rows, -1)
+    if have.dtype != want.dtype:
+        have = have.astype(want.dtype)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        equal = have == want
+        if equal.all():  # every probe agrees exactly (no NaN): no error at all, as _compare's first test
+            zeros = np.zeros(rows)
+            return np.ones(rows, bool), zeros, zeros, np.zeros(rows, np.intp), None
+        if want.dtype.kind in "biu":
+            differs = ~equal
+            wide_want = want.astype(np.float64)
+            diff = np.abs(have.astype(np.float64) - wide_want)
+            rel = diff / np.maximum(np.abs(wide_want), 1.0)
+            return ~differs.any(axis=1), diff.max(axis=1), rel.max(axis=1), np.argmax(differs, axis=1), None
+        rtol, atol = tolerance(want.dtype)
+        scales = _row_scales(want)
+        diff = np.abs(have - want)
+        abs_want = np.abs(want)
+        bound = np.multiply(abs_want, rtol)
+        bound += (atol * scales).astype(want.dtype)[:, None]
+        ok = diff <= bound
+        same = equal | (np.isnan(have) & np.isnan(want))
+        ok |= same
+        np.copyto(diff, np.inf, where=np.isnan(diff))
+        np.copyto(diff, 0.0, where=same)
+        np.maximum(abs_want, atol, out=abs_want)
+        rel = np.divide(diff, abs_want)
+        return ok.all(axis=1), diff.max(axis=1), rel.max(axis=1), np.argmin(ok, axis=1), scales
+
+
+def _row_scales(values: np.ndarray) -> np.ndarray:
+    """``_scale_of`` of every row of ``values`` (2-d), as float64."""
+    with np.errstate(invalid="ignore"):
+        top = np.maximum(values.max(axis=1).astype(np.float64), -values.min(axis=1).astype(np.float64))
+    scales = np.maximum(top, 1.0)
+    for i in np.flatnonzero(~np.isfinite(top)):  # NaN or an infinity in the row: the finite values only
+        scales[i] = _scale_of(values[i])
+    return scales
 
 
 def graph_key(trace: Any) -> tuple[Any, ...]:
