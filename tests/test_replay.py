@@ -161,6 +161,33 @@ annotate.output_tensors("node", {"a": a, "b": b})
         assert a.tolist() == [2.0] * 4 and b.tolist() == [4.0] * 4
 
 
+def test_a_first_call_with_one_node_under_two_names_leaves_its_signature_to_the_next(monkeypatch):
+    """``g = h`` before the loop: the first ``g + h`` adds h to itself. The later steps, same signature, with two
+    nodes, are still replayed (the aliased call keeps nothing, neither a template nor a refusal)."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+g = h
+for _ in range(5):
+    g = g + h
+annotate.output_tensors("node", {"y": g})
+'''
+    replay.TEMPLATES.clear()
+    captured = []
+    real = replay.capture
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        captured.append(result := real(*args, **kwargs))
+        return result
+
+    monkeypatch.setattr(replay, "capture", counting)
+    x = np.arange(4, dtype=np.float32)
+    trace = _trace(source, {"np": np, "x": x})
+    assert captured[0] is replay.RETRY and isinstance(captured[1], replay.Template) and len(captured) == 2
+    assert any(isinstance(t, replay.Template) for t in replay.TEMPLATES.values())
+    fresh = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
+    assert trace.nodes["node"](fresh)[0].tolist() == (fresh * 6).tolist()
+
+
 def test_the_data_the_defect_check_reads_is_judged_on_every_call():
     """An integer division whose divisor holds a zero only on the second call, same signature: LEAPP's export
     raises there (torch's integer division by zero), so that line is an error in ``leapp``."""

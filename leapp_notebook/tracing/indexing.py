@@ -57,7 +57,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         captured = None
         if builder.n_reports == reports and builder.settled_from == start and node is not None:
             captured = replay.capture(builder, params, node, builder.last_casts, None)
-            if captured is not None and facts(node).view:
+            if isinstance(captured, replay.Template) and facts(node).view:
                 captured.after = {"view": True}
         replay.store(signature, captured)
     return traced

@@ -45,6 +45,7 @@ class Miss(Exception):
 TEMPLATES: dict[Any, "Template"] = {}
 ENABLED = True  # False: every call is built and checked (tests compare the two; benchmarks measure both)
 NO_TEMPLATE = object()  # a signature whose recording must not be replayed (a per-call decision in it)
+RETRY = object()  # capture(): not this call (one operand under two names), a later call of the signature may
 
 
 def describe(value: Any, builder: Any, sess: Any) -> Any:
@@ -383,8 +384,10 @@ def _nested(value: Any) -> bool:
 
 
 def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any
-            ) -> Template | None:
-    """The template of the call just settled, or None when part of it was a per-call decision."""
+            ) -> Any:
+    """The template of the call just settled, None when part of it was a per-call decision, ``RETRY`` when this
+    call cannot be a template but another call of its signature can (a loop whose first ``h + x`` has ``x is h``
+    must not lose the cache for every later step)."""
     operands: dict[Any, _Operand] = {}
     for name, value in params.items():
         if type(value) is list or type(value) is tuple:
@@ -396,7 +399,7 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             if prov is None or prov.node is None:
                 continue
             if prov.node in operands:
-                return None  # one node under two names: which one a later call means is unknowable
+                return RETRY  # one node under two names (h + h): which one a later call means is unknowable
             operands[prov.node] = _Operand(name, i)
     fresh = builder.settled
     index = {node: i for i, node in enumerate(fresh)}
@@ -553,7 +556,10 @@ def compiled(template: Template) -> Any:
     return template.fn
 
 
-def store(key: Any, template: Template | None) -> None:
+def store(key: Any, template: Any) -> None:
+    """Keep ``template`` for ``key`` (None: never replay the signature; ``RETRY``: keep nothing yet)."""
+    if template is RETRY:
+        return
     if len(TEMPLATES) >= _MAX_TEMPLATES:
         TEMPLATES.clear()
     TEMPLATES[key] = template if template is not None else NO_TEMPLATE  # type: ignore[assignment]
