@@ -188,6 +188,27 @@ annotate.output_tensors("node", {"y": g})
     assert trace.nodes["node"](fresh)[0].tolist() == (fresh * 6).tolist()
 
 
+def test_a_defect_answer_is_asked_again_only_for_names_whose_check_reads_the_call(monkeypatch):
+    """np.concatenate's check (torch-rejects-arguments) reads only the signature: asked once for a loop. np.round's
+    reads whether decimals was passed by keyword: asked on every call (Defect.per_call)."""
+    from leapp_notebook.tracing import leapp_defects
+
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for _ in range(4):
+    j = np.concatenate([h, h * 2.0], axis=0)
+    r = np.round(h, 2)
+annotate.output_tensors("node", {"j": j, "r": r})
+'''
+    replay.TEMPLATES.clear()
+    asked = []
+    real = leapp_defects.find
+    monkeypatch.setattr(leapp_defects, "find", lambda name, *a: asked.append(name) or real(name, *a))
+    _trace(source, {"np": np, "x": np.arange(4, dtype=np.float32)})
+    assert asked.count("np.concatenate") == 1 and asked.count("np.round") == 4
+    assert "np.round" in leapp_defects.DYNAMIC and "np.concatenate" not in leapp_defects.DYNAMIC
+
+
 def test_the_data_the_defect_check_reads_is_judged_on_every_call():
     """An integer division whose divisor holds a zero only on the second call, same signature: LEAPP's export
     raises there (torch's integer division by zero), so that line is an error in ``leapp``."""
