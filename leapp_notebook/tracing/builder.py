@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 _TARGET_NAMES: dict[Any, str] = {}  # fx's snake-cased base name per target, computed once
 _BASE_NAMES: dict[Any, str | None] = {}  # base_name() per target
 _NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # fx's own name pattern (torch/fx/graph.py)
-# names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports)
-_ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None) or (frozenset(keyword.kwlist)
-                                                                     | frozenset(builtins.__dict__))
+# names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports): it numbers
+# them from 1 (sum_1, sum_2); its table maps each to an object, and one mapped to None it does give bare
+_FX_ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None)
+_NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not None) \
+    if isinstance(_FX_ILLEGAL, dict) else frozenset(keyword.kwlist) | frozenset(builtins.__dict__)
 _Node = torch.fx.Node
 _new_node = torch.fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
@@ -102,7 +104,11 @@ class RecordingGraph(torch.fx.Graph):
                 name = namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
             else:
                 num = counts.get(base, 0)
-                name = base
+                if base in _NEVER_BARE:
+                    num += 1
+                    name = f"{base}_{num}"
+                else:
+                    name = base
                 while name in used:
                     num += 1
                     name = f"{base}_{num}"
@@ -140,7 +146,11 @@ class RecordingGraph(torch.fx.Graph):
         else:
             used = namespace._used_names
             num = namespace._base_count.get(base, 0)
-            name = base
+            if base in _NEVER_BARE:
+                num += 1
+                name = f"{base}_{num}"
+            else:
+                name = base
             while name in used:
                 num += 1
                 name = f"{base}_{num}"
@@ -159,7 +169,8 @@ class RecordingGraph(torch.fx.Graph):
 
 
 def base_name(op: str, target: Any) -> str | None:
-    """The name stem fx gives a node of ``target`` when it is a plain identifier fx keeps as it is, else None."""
+    """The name stem fx gives a node of ``target`` when it is a plain identifier without a numeric suffix, else
+    None (names in ``_NEVER_BARE`` are numbered from 1, as fx does)."""
     if op not in ("call_function", "call_method"):
         return None
     try:
@@ -172,7 +183,7 @@ def base_name(op: str, target: Any) -> str | None:
     if candidate is None:
         candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
     match = _NAME.match(candidate)
-    base = None if match is None or match.group(2) is not None or candidate in _ILLEGAL else candidate
+    base = None if match is None or match.group(2) is not None else candidate
     _BASE_NAMES[target] = base
     return base
 
