@@ -79,3 +79,23 @@ def test_tracing_a_large_input_holds_one_input_copy_above_the_eager_cell():
     eager = _peak(lambda: exec(CELL, {"np": np, "x": x, "annotate": ln.annotate}) or 0)
     traced = _peak(lambda: ln.trace_cell(CELL, {"np": np, "x": x}))
     assert traced <= eager + 1.25 * x.nbytes, (traced / 2**20, eager / 2**20)
+
+
+def test_a_dropped_trace_is_freed_although_its_calls_stay_in_the_recording_cache():
+    """The recording cache is process-wide (tracing/replay.py): nothing it keeps may hold a trace's graph, or every
+    re-run of a large cell would keep the previous one alive."""
+    import weakref
+
+    from benchmarks.trace_overhead import CELL as LOOP
+    from leapp_notebook.tracing import replay
+
+    namespace = {"np": np, "x": np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)}
+    source = LOOP.replace("STEPS", "6")
+    ln.trace_cell(source, dict(namespace))  # fills the cache
+    trace = ln.trace_cell(source, dict(namespace))  # replays from it
+    assert any(isinstance(t, replay.Template) and t.fn is not None for t in replay.TEMPLATES.values())
+    module = weakref.ref(trace.nodes["node"].graph)
+    graph = weakref.ref(trace.nodes["node"].graph.graph)
+    del trace
+    gc.collect()
+    assert module() is None and graph() is None

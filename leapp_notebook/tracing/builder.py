@@ -120,17 +120,18 @@ class RecordingGraph(torch.fx.Graph):
             names[node] = name
             append(node)
             table[(op, target if op == "call_function" else None)][node] = None
-            # Facts are frozen and hold nothing of the node itself: the nodes one template op makes at one site
-            # of this graph (a loop's iterations) share one record.
+            # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
+            # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
+            # template is process-wide: its memo holds the record and the site, never the graph.)
             site = pending.site
-            if memo[0] is self and memo[1] == site:
-                record = memo[2]
+            if memo[0] == site:
+                record = memo[1]
             else:
                 record = new(NodeFacts)
                 values = record.__dict__
                 values.update(state)
                 values["line"], values["location"], values["helper"] = site
-                memo[:] = self, site, record
+                memo[:] = site, record
             node.meta[KEY] = record
             pending.node = node
         self._len += len(log)

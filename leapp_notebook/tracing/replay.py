@@ -520,7 +520,7 @@ def compile_template(template: Template) -> Any:
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
-        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None, None])
+        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None])
         line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}; n{i}.site = site"
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
