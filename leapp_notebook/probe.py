@@ -341,13 +341,10 @@ class _Inputs:
         self._snapshot = (probe, arrays)
         return arrays
 
-    def holds(self, array: np.ndarray) -> bool:
-        """Might ``array`` share memory with an input buffer (a graph output that is an input, or a view)?"""
-        return any(np.may_share_memory(array, buffer) for buffer in self.buffers)
-
     def holds_tensor(self, tensor: torch.Tensor) -> bool:
-        """``holds`` for a graph output tensor, by address: a graph output is a new allocation or a view of an
-        input or a constant, so it shares an input's memory exactly when its data starts inside that input."""
+        """Might a graph output share memory with an input buffer (an input returned as it is, or a view of one)?
+        By address: a graph output is a new allocation or a view of an input or a constant, so it shares an
+        input's memory exactly when its data starts inside that input."""
         if self._ranges is None:
             self._ranges = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in self.buffers]
         address = tensor.data_ptr()
@@ -791,7 +788,7 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     for index in range(len(samplers)):
         inputs.draw(index, rng)
     previous: dict[str, _Outcome] = {}
-    state = _State(checks, evidence, previous, inputs)
+    state = _State(checks, evidence, previous, inputs, getattr(trace, "_explicit", None) is not None)
     report_progress, bar = _progress_callback(progress)
     try:
         # Fresh inputs stray into NaN territory (sqrt, log of drawn values); the comparison handles
@@ -862,8 +859,11 @@ class _State:
     the inputs, and the batch of probes waiting for comparison per output."""
 
     def __init__(self, checks: dict[str, OutputCheck], evidence: dict[str, dict[str, _Evidence]],
-                 previous: dict[str, _Outcome], inputs: _Inputs):
+                 previous: dict[str, _Outcome], inputs: _Inputs, reused_outputs: bool):
         self.checks, self.evidence, self.previous, self.inputs = checks, evidence, previous, inputs
+        # outputs=[...]: run_eager reads the outputs from the cell's namespace, where they may be arrays the cell
+        # writes in place every run (annotate.output_tensors hands back copies)
+        self.reused_outputs = reused_outputs
         self.batches: dict[str, _Batch] = {}
         self.inference = torch.inference_mode()  # entered around every graph run (one object, reused)
 
@@ -907,6 +907,11 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
             raise CellError(f"probe {j}: re-run eagerly, the cell did not produce output '{spec.name}' of "
                             f"node '{node.name}' (a branch on the inputs?)", None)
         expected = value if type(value) is np.ndarray else as_numpy(value)
+        if state.reused_outputs and expected.size <= _SMALL:
+            # a copy of a small output (cheap): a cell run with outputs=[...] can hand back the same array every
+            # probe, one it writes in place, and a batch compares its probes later, the neighbour test after the
+            # next run (a large output is kept as it is: its previous values are then lost for that test)
+            expected = expected.copy()
         got = None
         if results is not None:
             tensor = results[index]

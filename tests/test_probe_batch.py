@@ -195,3 +195,20 @@ def test_row_comparison_matches_compare_row_by_row(dtype):
         assert float(max_rel[i]) == rel_err or (np.isnan(max_rel[i]) and np.isnan(rel_err)), i
         if not ok:
             assert np.unravel_index(int(first[i]), want.shape) == where, i
+
+
+def test_an_output_the_cell_writes_in_place_every_probe_keeps_each_probes_values():
+    """With outputs=[...] the eager output is read from the cell's namespace after each run: a cell that writes
+    into an array of its namespace hands back the same object every probe (here the tracer cannot see the write,
+    so the graph returns a constant and every probe fails). A batch keeps each probe's values, not the object."""
+    source = "buf[...] = x * 2.0 + 1.0\ny = buf\n"
+
+    def traced():
+        namespace = {"np": np, "x": F32.copy(), "buf": np.zeros_like(F32)}
+        return ln.trace_cell(source, namespace, inputs=["x"], outputs=["y"])
+
+    patch = pytest.MonkeyPatch()
+    batched = _report(traced(), 20, 4, patch)
+    one_by_one = _report(traced(), 20, 4, patch, _BATCH_ELEMENTS=0)
+    _same_report(batched, one_by_one)
+    assert batched.outputs["y"].mismatches == 20 and batched.outputs["y"].first_mismatch.probe == 0
