@@ -995,18 +995,24 @@ def _fold_batch(key: str, rows: list[tuple[int, np.ndarray, np.ndarray, str | No
     scales = scales.tolist() if scales is not None else [None] * len(rows)
     check, previous, evidence = state.checks[key], state.previous, state.evidence[key]
     same_dtype = rows[0][1].dtype == rows[0][2].dtype  # one dtype pair per batch
+    last_ok = None  # the row index of an agreeing probe whose outcome is not made yet (made only when needed)
     for i, (j, expected, got, varied) in enumerate(rows):
         if agree[i] and same_dtype:
-            before = previous.get(key)
-            if varied is None or before is None or (before.ok and evidence[varied].eager_moves):
+            before_ok = True if last_ok is not None else (previous[key].ok if key in previous else None)
+            if varied is None or before_ok is None or (before_ok and evidence[varied].eager_moves):
                 # what _fold does for an agreeing probe whose pair with the previous one can change nothing
                 check.max_abs_err = max(check.max_abs_err, max_abs[i])
                 check.max_rel_err = max(check.max_rel_err, max_rel[i])
-                previous[key] = _Outcome(expected, got, True, scales[i])
+                last_ok = i
                 continue
+        if last_ok is not None:  # the previous probe's outcome, for the pair test
+            previous[key] = _Outcome(rows[last_ok][1], rows[last_ok][2], True, scales[last_ok])
+            last_ok = None
         compared = (agree[i], max_abs[i], max_rel[i], None if agree[i] else _index(int(first[i]), expected.shape),
                     scales[i])
         _fold(key, j, expected, got, compared, None, varied, state, state.inputs.drawn_again)
+    if last_ok is not None:
+        previous[key] = _Outcome(rows[last_ok][1], rows[last_ok][2], True, scales[last_ok])
 
 
 def _compare_rows(expected: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, ...]:
