@@ -74,25 +74,12 @@ class RecordingGraph(torch.fx.Graph):
         return self._make(op, target, args or (), kwargs or {},
                           None if name is not None else base_name(op, target), name)
 
-    def fast_node(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                  base: str | None, name: str | None = None) -> torch.fx.Node:
-        """A call node. ``base`` (tracing/replay.py knows it per template): the node's name stem, a valid,
-        non-builtin identifier without a numeric suffix, so fx's name sanitizing is skipped (the same unique
-        name results); None: fx's own naming, from ``name`` or the target."""
-        if self.log:
-            self.flush()
-        return self._make(op, target, args, kwargs, base, name)
-
     def flush(self) -> None:
         """Build the pending nodes, in the order they were recorded, at the graph's end (nothing was made after
-        them: making a node flushes first), each with its facts; ``_make`` spelled out for the batch."""
+        them: making a node flushes first), each with its facts."""
         log = self.log[:]
         self.log.clear()  # the same list: a replay function holds it
-        namespace = self._graph_namespace
-        used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
-        append = self._root._prepend  # before the root: at the end
-        table = self._find_nodes_lookup_table.table
-        new = object.__new__
+        make, append, new = self._make, self._root._prepend, object.__new__  # before the root: at the end
         for pending in log:
             op, target, base, state, fix, kwargs, memo = pending.spec
             if kwargs is None:
@@ -100,26 +87,7 @@ class RecordingGraph(torch.fx.Graph):
             args = pending.args
             if fix is not None:
                 args, kwargs = fix(args, kwargs)
-            if base is None:
-                name = namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
-            else:
-                num = counts.get(base, 0)
-                if base in _NEVER_BARE:
-                    num += 1
-                    name = f"{base}_{num}"
-                else:
-                    name = base
-                while name in used:
-                    num += 1
-                    name = f"{base}_{num}"
-                used.add(name)
-                counts[base] = num
-            node = _new_node(_Node)
-            _init_node(node, self, name, op, target, None)
-            node._update_args_kwargs(args, kwargs)
-            names[node] = name
-            append(node)
-            table[(op, target if op == "call_function" else None)][node] = None
+            node = make(op, target, args, kwargs, base, insert=append)
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)
@@ -134,12 +102,15 @@ class RecordingGraph(torch.fx.Graph):
                 memo[:] = site, record
             node.meta[KEY] = record
             pending.node = node
-        self._len += len(log)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-              base: str | None, name: str | None = None) -> torch.fx.Node:
+              base: str | None, name: str | None = None, insert: Any = None) -> torch.fx.Node:
+        """A call node of a graph no module owns yet (``create_node`` sends the others to fx), placed by ``insert``
+        (the graph's own insert point by default). ``base`` (a template knows it per op): the node's name stem, an
+        identifier without a numeric suffix, named as fx would without its sanitizing; None: fx's own naming,
+        from ``name`` or the target."""
         namespace = self._graph_namespace
-        if base is None or self.owning_module is not None:
+        if base is None:
             candidate = name if name is not None else _TARGET_NAMES.get(target)
             if candidate is None:
                 candidate = _TARGET_NAMES[target] = self._target_to_str(target)
@@ -163,7 +134,7 @@ class RecordingGraph(torch.fx.Graph):
         _init_node(node, self, name, op, target, None)
         node._update_args_kwargs(args, kwargs)
         namespace._obj_to_name[node] = name
-        self._insert(node)
+        (insert or self._insert)(node)
         self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
         self._len += 1
         return node

@@ -13,7 +13,7 @@ import torch.fx
 
 from . import replay, torch_impl
 from .dtypes import dtype_name
-from .facts import KEY, facts, update
+from .facts import update
 from .provenance import Pending, Provenance, builder_of, fingerprint, plain, provenance, root
 
 if TYPE_CHECKING:
@@ -45,10 +45,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
             traced = eager.view(sess.array_type)
             traced._lp = Provenance(builder, nodes, sess.versions.get(id(root(eager)), 0) if sess.versions else 0)
             return traced
-        traced = sess.wrap(builder, eager, nodes)
-        if template.after and type(nodes) is torch.fx.Node:  # a pending node is built with these facts
-            nodes.meta[KEY].__dict__.update(template.after)
-        return traced
+        return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured
     start, reports = len(builder.fresh), builder.n_reports
     builder.settled_from = -1
     traced = _getitem(sess, builder, array, key_tuple, eager, line, location, helper, iterating, start)
@@ -57,8 +54,6 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         captured = None
         if builder.n_reports == reports and builder.settled_from == start and node is not None:
             captured = replay.capture(builder, params, node, builder.last_casts, None)
-            if isinstance(captured, replay.Template) and facts(node).view:
-                captured.after = {"view": True}
         replay.store(signature, captured)
     return traced
 

@@ -339,10 +339,9 @@ class Template:
     and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
     LEAPP-defect check when it depends on the signature alone."""
 
-    __slots__ = ("ops", "result", "reported", "finding", "after", "fn")
+    __slots__ = ("ops", "result", "reported", "finding", "fn")
 
     def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any):
-        self.after: dict[str, Any] | None = None  # facts the caller sets on the result after wrap()
         self.fn: Any = None  # compile_template(self), made on the first replay
         self.ops = ops
         self.result = result      # the results as wrap() pairs them (casts included)
