@@ -361,3 +361,15 @@ annotate.output_tensors("node", {"y": h + k})
     other = _trace(source + "\n", {"np": np, "x": np.linspace(0, 1, 5)})
     assert trace_module._CODE[source + "\n"][1] != code[1]  # another source, another file name
     assert [(h.kind, h.line) for h in other.hazards] == [(h.kind, h.line) for h in first.hazards]
+
+
+def test_the_recording_graph_names_nodes_as_fx_does():
+    """Replayed and recorded call nodes are named without fx's create_name (builder._unique); the names must be the
+    ones fx gives the same calls, builtin names (sum, abs, max) numbered from 1 included."""
+    ours, theirs = _builder.RecordingGraph(), torch.fx.Graph()
+    first, second = ours.placeholder("sum"), theirs.placeholder("sum")
+    for target in [torch.sum, torch.sum, torch.abs, torch.max, torch.tanh, torch.tanh, torch.sum, torch.add]:
+        a = ours.create_node("call_function", target, (first,))
+        b = theirs.create_node("call_function", target, (second,))
+        assert a.name == b.name
+    assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]

@@ -76,10 +76,15 @@ class RecordingGraph(torch.fx.Graph):
 
     def flush(self) -> None:
         """Build the pending nodes, in the order they were recorded, at the graph's end (nothing was made after
-        them: making a node flushes first), each with its facts."""
+        them: making a node flushes first), each with its facts: ``_make`` with its lookups hoisted out of the
+        loop (this builds every replayed op)."""
         log = self.log[:]
         self.log.clear()  # the same list: a replay function holds it
-        make, append, new = self._make, self._root._prepend, object.__new__  # before the root: at the end
+        namespace = self._graph_namespace
+        used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
+        append = self._root._prepend  # before the root: at the end
+        table = self._find_nodes_lookup_table.table
+        new = object.__new__
         for pending in log:
             op, target, base, state, fix, kwargs, memo = pending.spec
             if kwargs is None:
@@ -87,7 +92,14 @@ class RecordingGraph(torch.fx.Graph):
             args = pending.args
             if fix is not None:
                 args, kwargs = fix(args, kwargs)
-            node = make(op, target, args, kwargs, base, insert=append)
+            name = _unique(used, counts, base) if base is not None else \
+                namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
+            node = _new_node(_Node)
+            _init_node(node, self, name, op, target, None)
+            node._update_args_kwargs(args, kwargs)
+            names[node] = name
+            append(node)
+            table[(op, target if op == "call_function" else None)][node] = None
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)
@@ -102,13 +114,13 @@ class RecordingGraph(torch.fx.Graph):
                 memo[:] = site, record
             node.meta[KEY] = record
             pending.node = node
+        self._len += len(log)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-              base: str | None, name: str | None = None, insert: Any = None) -> torch.fx.Node:
-        """A call node of a graph no module owns yet (``create_node`` sends the others to fx), placed by ``insert``
-        (the graph's own insert point by default). ``base`` (a template knows it per op): the node's name stem, an
-        identifier without a numeric suffix, named as fx would without its sanitizing; None: fx's own naming,
-        from ``name`` or the target."""
+              base: str | None, name: str | None = None) -> torch.fx.Node:
+        """A call node of a graph no module owns yet (``create_node`` sends the others to fx). ``base``: the name
+        stem (``base_name``), named as fx would without its sanitizing; None: fx's own naming, from ``name`` or
+        the target."""
         namespace = self._graph_namespace
         if base is None:
             candidate = name if name is not None else _TARGET_NAMES.get(target)
@@ -116,28 +128,34 @@ class RecordingGraph(torch.fx.Graph):
                 candidate = _TARGET_NAMES[target] = self._target_to_str(target)
             name = namespace.create_name(candidate, None)
         else:
-            used = namespace._used_names
-            num = namespace._base_count.get(base, 0)
-            if base in _NEVER_BARE:
-                num += 1
-                name = f"{base}_{num}"
-            else:
-                name = base
-            while name in used:
-                num += 1
-                name = f"{base}_{num}"
-            used.add(name)
-            namespace._base_count[base] = num
+            name = _unique(namespace._used_names, namespace._base_count, base)
         # torch.fx.Node(...) without its Python-level argument checks (op and target come from the lookup or
         # from torch's own dispatch), and the lookup-table insert spelled out: this runs for every recorded op
         node = _new_node(_Node)
         _init_node(node, self, name, op, target, None)
         node._update_args_kwargs(args, kwargs)
         namespace._obj_to_name[node] = name
-        (insert or self._insert)(node)
+        self._insert(node)
         self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
         self._len += 1
         return node
+
+
+def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
+    """The next free node name of stem ``base``, as fx's ``_Namespace.create_name`` gives it (builtin names are
+    numbered from 1), recorded as used."""
+    num = counts.get(base, 0)
+    if base in _NEVER_BARE:
+        num += 1
+        name = f"{base}_{num}"
+    else:
+        name = base
+    while name in used:
+        num += 1
+        name = f"{base}_{num}"
+    used.add(name)
+    counts[base] = num
+    return name
 
 
 def base_name(op: str, target: Any) -> str | None:
