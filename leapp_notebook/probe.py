@@ -345,10 +345,14 @@ class _Inputs:
         """Might a graph output share memory with an input buffer (an input returned as it is, or a view of one)?
         By address: a graph output is a new allocation or a view of an input or a constant, so it shares an
         input's memory exactly when its data starts inside that input."""
-        if self._ranges is None:
-            self._ranges = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in self.buffers]
+        ranges = self._ranges
+        if ranges is None:
+            ranges = self._ranges = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in self.buffers]
         address = tensor.data_ptr()
-        return any(start <= address < end for start, end in self._ranges) or tensor.numel() == 0
+        for start, end in ranges:  # a loop, not any(): this runs for every output of every probe
+            if start <= address < end:
+                return True
+        return tensor.numel() == 0
 
 
 def _copy(value: Any) -> Any:
@@ -849,9 +853,10 @@ class _Batch:
         self.shape, self.expected_dtype, self.got_dtype = expected.shape, expected.dtype, got.dtype
         self.limit = max(1, min(_BATCH_PROBES, _BATCH_BYTES // (expected.nbytes + got.nbytes)))
 
-    def takes(self, expected: np.ndarray, got: np.ndarray | None) -> bool:
-        return got is not None and expected.shape == self.shape and got.shape == self.shape \
-            and expected.dtype == self.expected_dtype and got.dtype == self.got_dtype
+    def takes(self, expected: np.ndarray, got: np.ndarray) -> bool:
+        shape = self.shape
+        return expected.shape == shape and got.shape == shape and expected.dtype == self.expected_dtype \
+            and got.dtype == self.got_dtype
 
 
 class _State:
@@ -896,18 +901,19 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
     inputs = state.inputs
     tensors = inputs.tensors[node.name]
     try:
-        with state.inference:
-            results = node.graph(*[tensors[spec.name] for spec in node.inputs])
+        with state.inference:  # forward itself: the module-call wrappers (hooks, fx's error printer) add nothing here
+            results = node.graph.forward(*[tensors[spec.name] for spec in node.inputs])
     except Exception as exc:  # the graph failing on fresh inputs is a finding, not a crash
         results, error = None, f"{type(exc).__name__}: {exc}"
     batches = state.batches
+    reused_outputs = state.reused_outputs
     for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):
         value = eager.get(spec.name, _MISSING)
         if value is _MISSING:
             raise CellError(f"probe {j}: re-run eagerly, the cell did not produce output '{spec.name}' of "
                             f"node '{node.name}' (a branch on the inputs?)", None)
         expected = value if type(value) is np.ndarray else as_numpy(value)
-        if state.reused_outputs and expected.size <= _SMALL:
+        if reused_outputs and expected.size <= _SMALL:
             # a copy of a small output (cheap): a cell run with outputs=[...] can hand back the same array every
             # probe, one it writes in place, and a batch compares its probes later, the neighbour test after the
             # next run (a large output is kept as it is: its previous values are then lost for that test)
@@ -919,9 +925,10 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
             if inputs.holds_tensor(tensor):
                 got = got.copy()  # the graph handed back (a view of) an input buffer, which the next probe redraws
         batch = batches.get(key)
-        if batch is not None and batch.takes(expected, got):
-            batch.rows.append((j, expected, got, varied))
-            if len(batch.rows) >= batch.limit:
+        if batch is not None and got is not None and batch.takes(expected, got):
+            rows = batch.rows
+            rows.append((j, expected, got, varied))
+            if len(rows) >= batch.limit:
                 state.flush(key)
             continue
         if batch is not None:
@@ -991,19 +998,19 @@ def _fold_batch(key: str, rows: list[tuple[int, np.ndarray, np.ndarray, str | No
     """Compare a batch of probes of one output at once (``_compare_rows``), then fold each in probe order."""
     agree, max_abs, max_rel, first, scales = _compare_rows(np.array([r[1] for r in rows]),
                                                            np.array([r[2] for r in rows]))
+    check, previous, evidence = state.checks[key], state.previous, state.evidence[key]
+    # every row's errors go into the check's maxima, on either path below (no NaN: _compare_rows makes it inf)
+    check.max_abs_err = max(check.max_abs_err, float(max_abs.max()))
+    check.max_rel_err = max(check.max_rel_err, float(max_rel.max()))
     agree, max_abs, max_rel = agree.tolist(), max_abs.tolist(), max_rel.tolist()
     scales = scales.tolist() if scales is not None else [None] * len(rows)
-    check, previous, evidence = state.checks[key], state.previous, state.evidence[key]
     same_dtype = rows[0][1].dtype == rows[0][2].dtype  # one dtype pair per batch
     last_ok = None  # the row index of an agreeing probe whose outcome is not made yet (made only when needed)
     for i, (j, expected, got, varied) in enumerate(rows):
         if agree[i] and same_dtype:
             before_ok = True if last_ok is not None else (previous[key].ok if key in previous else None)
             if varied is None or before_ok is None or (before_ok and evidence[varied].eager_moves):
-                # what _fold does for an agreeing probe whose pair with the previous one can change nothing
-                check.max_abs_err = max(check.max_abs_err, max_abs[i])
-                check.max_rel_err = max(check.max_rel_err, max_rel[i])
-                last_ok = i
+                last_ok = i  # what _fold does for an agreeing probe whose pair with the previous one can change nothing
                 continue
         if last_ok is not None:  # the previous probe's outcome, for the pair test
             previous[key] = _Outcome(rows[last_ok][1], rows[last_ok][2], True, scales[last_ok])
