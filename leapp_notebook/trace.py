@@ -7,6 +7,7 @@ bad argument — NumPy is restored and no traced array is left in the namespace.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import linecache
@@ -18,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import torch
 
-from .tracing import collector, ops
+from .tracing import ops
 from .tracing import session as _session
 from .tracing import tensor as _tensor
 from .tracing.array import TracedArray
@@ -253,10 +254,10 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     nodes: list[Node] = []
     # Tracing allocates many small long-lived objects (fx nodes, meta dicts); the cyclic collector's
     # passes over them cost more than the recording itself, and nothing here makes reference cycles
-    # that must be freed before the trace ends. A finished trace's objects go straight to the oldest
-    # generation (tracing/collector.py).
+    # that must be freed before the trace ends.
+    gc_was_enabled = gc.isenabled()
     cell_ran = False  # the collector stays off through finish() too when the cell ran (finish builds the graph)
-    gc_was_enabled = collector.pause()
+    gc.disable()
     _install()
     _session.ACTIVE = sess
     mode = _tensor.TorchRecorder()
@@ -298,14 +299,13 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             if namespace.get(name) is alias and name in snapshot:
                 namespace[name] = snapshot[name]
         _clean_namespace(namespace, filename, wrappers)
-        if not cell_ran:
-            collector.resume(gc_was_enabled, promote=False)
-    finished = False
+        if gc_was_enabled and not cell_ran:
+            gc.enable()
     try:
         nodes = sess.finish()
-        finished = True
     finally:
-        collector.resume(gc_was_enabled, promote=finished)
+        if gc_was_enabled:
+            gc.enable()
     return Trace(nodes, source=source, namespace=snapshot, profile=profile,
                  explicit=(input_names, output_names, node) if input_names is not None else None)
 
