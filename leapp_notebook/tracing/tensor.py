@@ -28,6 +28,10 @@ from .facts import ModuleFacts, update
 from .provenance import builder_of, iter_traced, plain, rebuilt
 
 _ORIGINAL: dict[str, Any] = {}
+# Around the tracer's own work where the recorder is on (the patched entry points: torch.from_numpy, the array
+# conversions, nn.Module calls): a tensor's shape, dtype or write counter read there would otherwise go through
+# the recorder's dispatch, 1-2 us each. (Inside TorchRecorder.__torch_function__ torch has taken the mode off.)
+_OWN_READS = torch._C.DisableTorchFunction
 
 # Tensor attributes that are static metadata: read, never recorded.
 _METADATA_ATTRS = frozenset({"shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "layout", "ndim",
@@ -77,7 +81,20 @@ def _is_method(func: Any, name: str) -> bool:
     return getattr(torch.Tensor, name, None) is func
 
 
+_DISPLAY: dict[Any, str] = {}  # per torch callable: a torch call asks for it up to three times
+
+
 def display(func: Any) -> str:
+    try:
+        return _DISPLAY[func]
+    except KeyError:
+        shown = _DISPLAY[func] = _display(func)
+        return shown
+    except TypeError:  # an unhashable callable
+        return _display(func)
+
+
+def _display(func: Any) -> str:
     name = _name(func)
     if _is_method(func, name):
         return f"Tensor.{name}"
@@ -324,6 +341,11 @@ def _short(value: Any) -> str:
 
 def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eager: Any = None) -> Any:
     """``t.numpy()``, ``np.asarray(t)``: a TracedArray on the tensor's graph value (the chain is kept)."""
+    with _OWN_READS():
+        return _to_numpy(sess, tensor, what, dtype, eager)
+
+
+def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any) -> Any:
     prov = tensor._lp
     if eager is None:
         with sess.eager():
@@ -342,8 +364,15 @@ def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eage
     return traced
 
 
+_NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {}
+
+
 def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
-    return torch.empty((), dtype=tensor.dtype).numpy().dtype
+    """The dtype ``tensor.numpy()`` has (made once per torch dtype: an empty tensor converted)."""
+    found = _NUMPY_DTYPES.get(tensor.dtype)
+    if found is None:
+        found = _NUMPY_DTYPES[tensor.dtype] = torch.empty((), dtype=tensor.dtype).numpy().dtype
+    return found
 
 
 def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
@@ -372,8 +401,9 @@ def _from_numpy(array: Any) -> torch.Tensor:
     sess = _session.active()
     if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
         return original(plain(array, depth=0))
-    eager = original(array.view(np.ndarray))
-    return _from_array(sess, array, "torch.from_numpy", None, eager)
+    with _OWN_READS():
+        eager = original(array.view(np.ndarray))
+        return _from_array(sess, array, "torch.from_numpy", None, eager)
 
 
 def _conversion(name: str) -> Callable[..., Any]:
@@ -386,7 +416,8 @@ def _conversion(name: str) -> Callable[..., Any]:
             return original(plain(data), *args, **kwargs)
         with sess.eager():
             eager = original(plain(data), *args, **kwargs)
-        return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
+        with _OWN_READS():
+            return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
 
     convert.__wrapped__ = original  # type: ignore[attr-defined]
     convert.__name__ = name
@@ -427,11 +458,17 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
     if builder is None or builder.closed or builder.session is not sess:
         return original(module, *args, **kwargs)
+    # The module runs as it would untraced; torch's function dispatch skips the recorder inside it (each of
+    # its torch calls would only pass through), and so do the tracer's own reads of its tensors.
+    with _OWN_READS():
+        return _record_module_call(sess, builder, original, module, args, kwargs)
+
+
+def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn.Module, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> Any:
     line, location, helper = sess.where()
     name = sess.name_of(module) or type(module).__name__.lower()
-    # The module runs as it would untraced; torch's function dispatch skips the recorder inside it (each of
-    # its torch calls would only pass through).
-    with sess.eager(), torch._C.DisableTorchFunction():
+    with sess.eager():
         result = original(module, *args, **kwargs)
     target = builder.module(module, name)
     start = len(builder.fresh)
