@@ -540,8 +540,10 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print("\n".join(target_lines(results, memory)))
     load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} (1 min) at the end, on {os.cpu_count()} cores (above the core count, "
-          f"other processes competed for the CPU: timings are noisy); total {time.perf_counter() - started:.0f} s")
+    busy = load[0] > (os.cpu_count() or 1)
+    print(f"\nload average {load[0]:.2f} (1 min) at the end, on {os.cpu_count()} cores"
+          + (" (above the core count: other processes competed for the CPU, timings are noisy)" if busy else "")
+          + f"; total {time.perf_counter() - started:.0f} s")
     if args.plot is not None:
         share = min(r.cpu_share for r in results)
         note = (f"{header[0].split(';')[0].removeprefix('date ')}, {os.cpu_count()} shared cores (lowest CPU share "
