@@ -336,3 +336,35 @@ def test_the_one_click_fix_for_float_of_a_tensor_gives_a_clean_cell_that_probes(
     assert (edit.line, edit.old, edit.new) == (2, "scale = float(t.abs().max())", "scale = t.abs().max()")
     fixed = ln.trace_cell(fixes.apply(trace.source, hazard, trace), dict(namespace))
     assert fixed.hazards == [] and fixed.probe(seed=0).passed
+
+
+def test_module_calls_are_watched_through_call_impl_and_restored():
+    """The tracer patches ``nn.Module._call_impl`` (a plain attribute), never ``nn.Module.__call__``: assigning a
+    special method on nn.Module makes Python update the call slot of every subclass, twice per trace
+    (tensor.watch_modules)."""
+    call, call_impl = torch.nn.Module.__call__, torch.nn.Module._call_impl
+    seen = {}
+    cell = POLICY_CELL.replace("scaled = ", "seen['call'] = type(policy).__call__\n"
+                                            "seen['impl'] = torch.nn.Module._call_impl\nscaled = ")
+    trace = ln.trace_cell(cell, namespace(seen=seen))
+    assert seen["call"] is call
+    assert seen["impl"] is not call_impl  # watched while the cell ran
+    assert torch.nn.Module.__call__ is call and torch.nn.Module._call_impl is call_impl  # restored after
+    assert [n.op for n in trace.nodes["node"].graph.graph.nodes].count("call_module") == 1
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # dynamo notes that it does not trace the tracer's own hook
+def test_a_module_compiled_in_place_is_recorded_through_its_submodules():
+    """``module.compile()`` runs compiled code that skips ``_call_impl`` of the module itself; the submodules it calls
+    are recorded, each as a call_module node, and the node stays faithful."""
+    policy = mlp()
+    policy.compile(backend="eager")
+    try:
+        trace = ln.trace_cell(POLICY_CELL, namespace(policy=policy))
+    finally:
+        torch._dynamo.reset()
+    modules = [str(n.target) for n in trace.nodes["node"].graph.graph.nodes if n.op == "call_module"]
+    assert len(modules) == 3  # Linear, Tanh, Linear
+    fresh = np.random.default_rng(1).uniform(0, 1, 4)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager_policy_cell(fresh, mlp()), rtol=1e-6)
+    assert trace.probe(seed=0).passed
