@@ -368,3 +368,15 @@ def test_a_module_compiled_in_place_is_recorded_through_its_submodules():
     fresh = np.random.default_rng(1).uniform(0, 1, 4)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager_policy_cell(fresh, mlp()), rtol=1e-6)
     assert trace.probe(seed=0).passed
+
+
+@pytest.mark.parametrize("expression", ["2.0 - t", "1.0 / (t + 3.0)", "2.0 ** t", "3 * t - 0.5", "(t > 0.5) | (t < 0.1)"])
+def test_reflected_operators_on_tensors_keep_their_operand_order(expression):
+    """``2.0 - t`` reaches the recorder as ``Tensor.__rsub__(t, 2.0)``: recorded as ``sub(2.0, t)``, not ``t - 2.0``."""
+    cell = f"t = annotate.input_tensors('n', {{'t': x}})\ny = {expression}\nannotate.output_tensors('n', {{'y': y}})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.linspace(0.0, 1.0, 5)})
+    assert trace.hazards == []
+    fresh = torch.rand(5)
+    expected = eval(expression, {"t": fresh})  # noqa: S307 - the test's own expression
+    torch.testing.assert_close(trace.nodes["n"](fresh)[0], expected)
+    assert trace.probe(seed=0).passed

@@ -36,6 +36,7 @@ _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not 
 _Node = torch.fx.Node
 _new_node = torch.fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
+_FAST_OPS = frozenset({"call_function", "call_method", "call_module"})  # made by RecordingGraph._make
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
@@ -69,7 +70,7 @@ class RecordingGraph(torch.fx.Graph):
     def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
         if self.log:
             self.flush()
-        if op not in ("call_function", "call_method") or self.owning_module is not None or type_expr is not None:
+        if op not in _FAST_OPS or self.owning_module is not None or type_expr is not None:
             return super().create_node(op, target, args, kwargs, name, type_expr)
         return self._make(op, target, args or (), kwargs or {},
                           None if name is not None else base_name(op, target), name)
@@ -209,6 +210,7 @@ class NodeBuilder:
         self.genuine: dict[int, tuple[Any, torch.fx.Node]] = {}
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
+        self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call
         self.n_const = 0
         self.closed = False
         self.export_with = "jit"

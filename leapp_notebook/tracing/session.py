@@ -161,9 +161,13 @@ class Session:
         a baked constant when it came from traced data some other way; a genuine constant otherwise."""
         prov = getattr(value, "_lp", None) if isinstance(value, _VALUE_TYPES) else None
         if prov is not None:
-            if prov.builder is builder and prov.node is not None and not self.versions \
-                    and type(value) is self.array_type:
-                return prov.node  # the common case, kept short: an array traced in this node, no writes yet
+            if prov.builder is builder and prov._node is not None:
+                # the common cases, kept short: an array traced in this node with no writes yet, a tensor traced in
+                # this node whose write counter has not moved since (what _traced_value checks)
+                kind = type(value)
+                if kind is self.array_type and not self.versions \
+                        or kind is torch.Tensor and prov.version == tensor_version(value):
+                    return prov.node
             return self._traced_value(builder, value, prov, line, helper)
         if isinstance(value, torch.Tensor):
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)

@@ -176,6 +176,34 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     return sess.wrap(builder, value, node)
 
 
+class _Plan:
+    """What recording a torch callable takes that depends on the callable alone (made once per callable:
+    ``_record`` runs for every torch call on traced data)."""
+
+    __slots__ = ("method", "in_place", "random", "dropout", "op", "target", "swap", "shown")
+
+    def __init__(self, func: Any, name: str):
+        self.method = _is_method(func, name)
+        self.in_place = (self.method and name.endswith("_") and not name.endswith("__")) or name in _AUGMENTED
+        self.random = name in _RANDOM
+        self.dropout = name in _DROPOUTS
+        self.op, self.target, self.swap = _target(func, name, self.method, self.in_place)
+        self.shown = display(func)
+
+
+_PLANS: dict[Any, _Plan] = {}
+
+
+def _plan(func: Any, name: str) -> _Plan:
+    try:
+        plan = _PLANS.get(func)
+    except TypeError:  # an unhashable callable
+        return _Plan(func, name)
+    if plan is None:
+        plan = _PLANS[func] = _Plan(func, name)
+    return plan
+
+
 def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     line, location, helper = sess.where()
     kind = _EXTRACTIONS.get(name)
@@ -195,41 +223,43 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         return _unrecorded(sess, builder, display(func), value, line, location, helper, sources)
     if name == "__setitem__":
         return _setitem(sess, builder, args, line, location, helper)
-    method = _is_method(func, name)
-    in_place = (method and name.endswith("_") and not name.endswith("__")) or name in _AUGMENTED
+    plan = _plan(func, name)
+    shown = plan.shown
+    in_place = plan.in_place
     target = args[0] if in_place else None
     before = None
     if in_place and getattr(target, "_lp", None) is None:
         before = target.detach().clone()  # an untraced tensor receiving traced data: its old value is a constant
-    if name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs)):
-        builder.report("random", line, [], name=name, location=location, call=display(func))
+    if plan.random or (plan.dropout and _dropout_active(func, args, kwargs)):
+        builder.report("random", line, [], name=name, location=location, call=shown)
     # graph values first: an in-place op bumps its tensor's version, which would make it look stale
     start = len(builder.fresh)
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
-    graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()}
+    graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
     result = func(*args, **kwargs)
-    op, fx_target, graph_args = _target(func, name, method, in_place, graph_args)
+    if plan.swap:  # __radd__: other + self
+        graph_args[0], graph_args[1] = graph_args[1], graph_args[0]
     if name == "__iter__":
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
-    node = builder.emit(op, fx_target, tuple(graph_args), graph_kwargs, line=line, numpy=display(func),
+    node = builder.emit(plan.op, plan.target, tuple(graph_args), graph_kwargs, line=line, numpy=shown,
                         location=location, helper=helper)
-    _leapp_portability(sess, builder, display(func), args, kwargs, [node.name], line, location)
+    _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
         return _rebind(sess, builder, target, node, line, location)
-    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
-        parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=display(func),
-                              location=location, helper=helper) for i in range(len(result))]
-        replay.trusted(builder, start)
-        return rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     if isinstance(result, torch.Tensor):
         replay.trusted(builder, start)
         return sess.wrap(builder, result, node)
+    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
+        parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=shown,
+                              location=location, helper=helper) for i in range(len(result))]
+        replay.trusted(builder, start)
+        return rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
     node.graph.erase_node(node)
     del builder.fresh[start:]
     sources = [v._lp.node.name for v in iter_traced(args, builder)]
-    return _unrecorded(sess, builder, display(func), result, line, location, helper, sources)
+    return _unrecorded(sess, builder, shown, result, line, location, helper, sources)
 
 
 def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -247,24 +277,24 @@ def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...]
                        what=finding.message)
 
 
-def _target(func: Any, name: str, method: bool, in_place: bool, graph_args: list[Any]
-            ) -> tuple[str, Any, list[Any]]:
-    """The fx op and target recording ``func`` (in-place forms as their functional twins)."""
-    if name.startswith("__r") and f"__{name[3:]}" in _OPERATORS:  # __radd__: other + self
-        return "call_function", _OPERATORS[f"__{name[3:]}"], [graph_args[1], graph_args[0], *graph_args[2:]]
+def _target(func: Any, name: str, method: bool, in_place: bool) -> tuple[str, Any, bool]:
+    """The fx op and target recording ``func`` (in-place forms as their functional twins), and whether its first two
+    arguments swap places (``__radd__``: other + self)."""
+    if name.startswith("__r") and f"__{name[3:]}" in _OPERATORS:
+        return "call_function", _OPERATORS[f"__{name[3:]}"], True
     if in_place and name.startswith("__i"):
-        return "call_function", _OPERATORS[f"__{name[3:]}"], graph_args
+        return "call_function", _OPERATORS[f"__{name[3:]}"], False
     if name in _OPERATORS:
-        return "call_function", _OPERATORS[name], graph_args
+        return "call_function", _OPERATORS[name], False
     if method:
         if in_place:
             functional = name[:-1]
             if functional == "copy":  # t.copy_(src): the value becomes src, in t's dtype and shape
-                return "call_function", torch_impl.copy_into, graph_args
+                return "call_function", torch_impl.copy_into, False
             if hasattr(torch.Tensor, functional):
-                return "call_method", functional, graph_args
-        return "call_method", name, graph_args
-    return "call_function", func, graph_args
+                return "call_method", functional, False
+        return "call_method", name, False
+    return "call_function", func, False
 
 
 def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: str | None) -> Any:
@@ -467,7 +497,10 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
 def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn.Module, args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> Any:
     line, location, helper = sess.where()
-    name = sess.name_of(module) or type(module).__name__.lower()
+    named = builder.module_names.get(id(module))
+    if named is None or named[0] is not module:  # the cell's name for it, looked up once (a policy runs every step)
+        named = builder.module_names[id(module)] = (module, sess.name_of(module) or type(module).__name__.lower())
+    name = named[1]
     with sess.eager():
         result = original(module, *args, **kwargs)
     target = builder.module(module, name)
