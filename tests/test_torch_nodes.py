@@ -370,7 +370,8 @@ def test_a_module_compiled_in_place_is_recorded_through_its_submodules():
     assert trace.probe(seed=0).passed
 
 
-@pytest.mark.parametrize("expression", ["2.0 - t", "1.0 / (t + 3.0)", "2.0 ** t", "3 * t - 0.5", "(t > 0.5) | (t < 0.1)"])
+@pytest.mark.parametrize("expression", ["2.0 - t", "1.0 / (t + 3.0)", "2.0 ** t", "3 * t - 0.5",
+                                        "(t > 0.5) | (t < 0.1)"])
 def test_reflected_operators_on_tensors_keep_their_operand_order(expression):
     """``2.0 - t`` reaches the recorder as ``Tensor.__rsub__(t, 2.0)``: recorded as ``sub(2.0, t)``, not ``t - 2.0``."""
     cell = f"t = annotate.input_tensors('n', {{'t': x}})\ny = {expression}\nannotate.output_tensors('n', {{'y': y}})\n"
