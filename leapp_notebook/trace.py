@@ -156,11 +156,17 @@ _WATCHED = ("zeros", "ones", "empty", "full", "eye", "identity")
 _CONVERTED = ("array", "asarray", "ascontiguousarray")
 
 
+_WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy function (rebuilt if NumPy's own one changed)
+
+
 def _install() -> None:
     for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion)):
         for name in names:
-            _ORIGINAL[name] = getattr(np, name)
-            setattr(np, name, make(name))
+            original = _ORIGINAL[name] = getattr(np, name)
+            wrapper = _WRAPPERS.get(name)
+            if wrapper is None or wrapper.__wrapped__ is not original:  # type: ignore[attr-defined]
+                wrapper = _WRAPPERS[name] = make(name)
+            setattr(np, name, wrapper)
     _tensor.install()
 
 

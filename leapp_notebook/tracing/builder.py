@@ -36,7 +36,8 @@ _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not 
 _Node = torch.fx.Node
 _new_node = torch.fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
-_FAST_OPS = frozenset({"call_function", "call_method", "call_module"})  # made by RecordingGraph._make
+# made by RecordingGraph._make (fx's create_node adds only checks and a scan for symbolic values to it)
+_FAST_OPS = frozenset({"call_function", "call_method", "call_module", "placeholder", "get_attr", "output"})
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
@@ -242,8 +243,7 @@ class NodeBuilder:
                     break
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
         placeholder = self.graph.placeholder(name)
-        placeholder.meta[KEY] = NodeFacts(numpy="input", torch="input", input=name, shape=shape, dtype=dtype,
-                                          kind=kind)
+        placeholder.meta[KEY] = make(numpy="input", torch="input", input=name, shape=shape, dtype=dtype, kind=kind)
         if self.placeholders:
             # Keep inputs together, in declaration order, ahead of the ops recorded so far.
             self.placeholders[-1].append(placeholder)
@@ -492,7 +492,7 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
     else:
         raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, not a NumPy array or "
                          f"torch tensor; {_REFUSED_INPUT}")
-    if array.dtype.kind not in "biufc" or torch_dtype(array.dtype.name) is None:
+    if array.dtype.kind not in "biufc" or torch_dtype(dtype_name(array.dtype)) is None:
         raise TraceError(f"input '{name}' of node '{node}' has dtype {array.dtype}, which torch cannot hold")
     return "numpy", array
 
