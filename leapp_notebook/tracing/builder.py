@@ -120,7 +120,7 @@ class RecordingGraph(torch.fx.Graph):
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
               base: str | None, name: str | None = None) -> torch.fx.Node:
-        """A call node of a graph no module owns yet (``create_node`` sends the others to fx). ``base``: the name
+        """A node of a graph no module owns yet (``create_node`` sends the others to fx). ``base``: the name
         stem (``base_name``), named as fx would without its sanitizing; None: fx's own naming, from ``name`` or
         the target."""
         namespace = self._graph_namespace
