@@ -14,7 +14,7 @@ import torch.fx
 from . import replay, torch_impl
 from .dtypes import dtype_name
 from .facts import update
-from .provenance import Pending, Provenance, builder_of, fingerprint, plain, provenance, root
+from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
 
 if TYPE_CHECKING:
     from .builder import NodeBuilder
@@ -41,10 +41,6 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     template = replay.TEMPLATES.get(signature) if signature is not None else None
     if template is not None and template is not replay.NO_TEMPLATE:
         nodes, _ = replay.replay(template, builder, params, line, location, helper)
-        if type(nodes) is Pending and type(eager) is np.ndarray:  # the common case, as Session.record's
-            traced = eager.view(sess.array_type)
-            traced._lp = Provenance(builder, nodes, sess.versions.get(id(root(eager)), 0) if sess.versions else 0)
-            return traced
         return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured
     start, reports = len(builder.fresh), builder.n_reports
     builder.settled_from = -1

@@ -309,12 +309,7 @@ class Session:
         if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
             self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
                               location, finding)
-        if type(nodes) is not Pending or type(result) is not np.ndarray:
-            return self.wrap(builder, result, nodes)
-        # the replayed node will hold the result's facts when built (its signature fixes them)
-        traced = result.view(self.array_type)
-        traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
-        return traced
+        return self.wrap(builder, result, nodes)
 
     def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
                      scalar_result: bool, line: int | None, location: str | None, finding: Any) -> None:
@@ -337,6 +332,12 @@ class Session:
     def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
         """The traced value of ``result`` (NumPy's or torch's eager result), bound to ``nodes``; lists and tuples
         of results pair up with lists of nodes."""
+        if type(nodes) is Pending and type(result) is np.ndarray:
+            # a replayed call's array (the hot path): its node will hold the result's facts when built (the
+            # call's signature fixes them)
+            traced = result.view(self.array_type)
+            traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
+            return traced
         if isinstance(nodes, list):
             return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
         if isinstance(result, torch.Tensor):

@@ -24,6 +24,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import leapp_defects, replay, torch_impl
 from . import session as _session
+from .dtypes import numpy_dtype
 from .facts import ModuleFacts, update
 from .provenance import builder_of, iter_traced, plain, rebuilt
 
@@ -386,23 +387,12 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     line, location, helper = sess.where()
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
-    if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != _numpy_dtype(tensor):
+    if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != numpy_dtype(tensor.dtype):
         node = builder.emit("call_method", "to", (node, torch.from_numpy(eager[:0]).dtype), line=line, numpy=what,
                             location=location, helper=helper)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (tensor,), traced)
     return traced
-
-
-_NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {}
-
-
-def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
-    """The dtype ``tensor.numpy()`` has (made once per torch dtype: an empty tensor converted)."""
-    found = _NUMPY_DTYPES.get(tensor.dtype)
-    if found is None:
-        found = _NUMPY_DTYPES[tensor.dtype] = torch.empty((), dtype=tensor.dtype).numpy().dtype
-    return found
 
 
 def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
