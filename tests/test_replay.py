@@ -373,3 +373,25 @@ def test_the_recording_graph_names_nodes_as_fx_does():
         b = theirs.create_node("call_function", target, (second,))
         assert a.name == b.name
     assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]
+
+
+def test_nodes_without_keyword_arguments_share_one_empty_kwargs_that_nothing_can_change():
+    """Recorded nodes with no keyword arguments (built one by one or replayed) hold one shared empty kwargs: one
+    object per node fewer for the collector to walk. Sharing it must be invisible: it refuses edits, and giving
+    one node keyword arguments leaves every other node's kwargs empty, its graph's code and its run unchanged."""
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    trace = ln.trace_cell(CELL.replace("STEPS", "2"), {"np": np, "x": x})
+    module = trace.nodes["node"].graph
+    calls = [n for n in module.graph.nodes if n.op in ("call_function", "call_method") and not n.kwargs]
+    assert len(calls) > 20
+    shared = {id(n.kwargs) for n in calls}
+    assert len(shared) == 1
+    with pytest.raises(Exception):  # noqa: B017 - fx's immutable_dict refuses edits (the error type is fx's)
+        calls[0].kwargs["alpha"] = 2
+    expected = module(torch.from_numpy(x))
+    tanh = next(n for n in calls if n.target is torch.tanh)
+    tanh.kwargs = {"out": None}
+    assert tanh.kwargs == {"out": None}
+    assert all(n.kwargs == {} for n in calls if n is not tanh)
+    module.recompile()
+    torch.testing.assert_close(module(torch.from_numpy(x)), expected, rtol=0, atol=0)

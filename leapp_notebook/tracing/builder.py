@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.fx
+from torch.fx.immutable_collections import immutable_dict
 
 from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
@@ -36,6 +37,10 @@ _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not 
 _Node = torch.fx.Node
 _new_node = torch.fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
+# The kwargs of every node recorded without keyword arguments (most of them): fx keeps an empty immutable_dict it is
+# given as it is, and makes a new one (one more object for the collector to walk) from anything else. Nothing can
+# change it in place (fx replaces a node's kwargs, never edits them).
+_NO_KWARGS = immutable_dict()
 # made by RecordingGraph._make (fx's create_node adds only checks and a scan for symbolic values to it)
 _FAST_OPS = frozenset({"call_function", "call_method", "call_module", "placeholder", "get_attr", "output"})
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
@@ -94,6 +99,8 @@ class RecordingGraph(torch.fx.Graph):
             args = pending.args
             if fix is not None:
                 args, kwargs = fix(args, kwargs)
+            if not kwargs:
+                kwargs = _NO_KWARGS
             name = _unique(used, counts, base) if base is not None else \
                 namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
             node = _new_node(_Node)
@@ -135,7 +142,7 @@ class RecordingGraph(torch.fx.Graph):
         # from torch's own dispatch), and the lookup-table insert spelled out: this runs for every recorded op
         node = _new_node(_Node)
         _init_node(node, self, name, op, target, None)
-        node._update_args_kwargs(args, kwargs)
+        node._update_args_kwargs(args, kwargs or _NO_KWARGS)
         namespace._obj_to_name[node] = name
         self._insert(node)
         self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
