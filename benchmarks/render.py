@@ -1,13 +1,15 @@
-"""How long drawing a large cell takes: graph model, DOT, text, HTML and the ``dot`` layout.
+"""How long drawing a large cell takes: graph model, DOT, text, HTML and the ``dot`` layout, and the whole
+mime bundle ``%%leapp_trace`` displays against tracing the cell.
 
-    python benchmarks/render.py            # 1,000 and 4,000 ops
+    python benchmarks/render.py            # 1,000, 4,000 and 20,000 ops
     python benchmarks/render.py 250 1000   # other sizes
 
 The cell is generated: one line of four ops per step, a helper function called every tenth step
 (so clusters by line and by helper both appear), and one ``np.interp`` whose baked constant must
 stay visible when the graph collapses. Tracing is not timed; each renderer is timed best-of-five on
-the same trace. The 4,000-op row against the 1,000-op row shows the model is linear-time. Figures
-only: nothing here asserts a time.
+the same trace. The rows against each other show whether the model's cost per op stays flat. *bundle_ms*
+is ``mimebundle(trace)``: the model, its compacted form above 600 vertices, text, HTML and SVG, what the magic
+shows; *trace_ms* is ``trace_cell`` of the same cell, for scale. Figures only: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def best(function: Callable[[], Any], repeat: int = 5) -> float:
 
 def measure(ops: int) -> dict[str, Any]:
     trace = trace_of(ops)
+    trace_ms = best(lambda: trace_of(ops), repeat=3)
     model = render.graph_model(trace)
     dot_collapsed = render.to_dot(model)
     row: dict[str, Any] = {
@@ -68,6 +71,8 @@ def measure(ops: int) -> dict[str, Any]:
         "dot_expanded_ms": best(lambda: render.to_dot(model, collapse=False)),
         "text_ms": best(lambda: render.to_text(model)),
         "html_ms": best(lambda: render.to_html(model)),
+        "bundle_ms": best(lambda: render.mimebundle(trace), repeat=3),
+        "trace_ms": trace_ms,
         "json_kb": len(json.dumps(model)) / 1024,
         "dot_lines": dot_collapsed.count("\n"),
     }
@@ -78,10 +83,10 @@ def measure(ops: int) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(a) for a in argv] or [1000, 4000]
+    sizes = [int(a) for a in argv] or [1000, 4000, 20000]
     rows = [measure(size) for size in sizes]
     columns = ["ops", "vertices", "edges", "model_ms", "dot_ms", "model_and_dot_ms", "dot_expanded_ms",
-               "text_ms", "html_ms", "svg_ms", "json_kb", "dot_lines"]
+               "text_ms", "html_ms", "svg_ms", "bundle_ms", "trace_ms", "json_kb", "dot_lines"]
     print("render benchmark (best of 5; svg_ms: one `dot -Tsvg` of the collapsed graph)")
     widths = [max(len(column), 8) for column in columns]
     print("  ".join(f"{column:>{width}}" for column, width in zip(columns, widths, strict=True)))
@@ -94,7 +99,8 @@ def main(argv: list[str]) -> None:
         print("  ".join(cells))
     for row in rows:
         print(f"{row['ops']} ops: graph model + DOT in {row['model_and_dot_ms']:.1f} ms "
-              f"({row['model_and_dot_ms'] / max(row['ops'], 1) * 1000:.1f} µs per op)")
+              f"({row['model_and_dot_ms'] / max(row['ops'], 1) * 1000:.1f} µs per op); the bundle the magic shows "
+              f"in {row['bundle_ms']:.1f} ms, {row['bundle_ms'] / row['trace_ms']:.2f}x tracing the cell")
 
 
 if __name__ == "__main__":

@@ -82,3 +82,32 @@ def test_a_lone_surrogate_is_refused_in_source_and_replaced_in_names():
     json.dumps(bundle["application/vnd.leapp.trace+json"]).encode("utf-8")
     bundle["text/html"].encode("utf-8")
     str(trace).encode("utf-8")
+
+
+def test_lone_surrogates_from_library_paths_and_function_names_are_replaced(tmp_path):
+    """The graph model checks only what can carry text from outside the cell (render/model.py, ``_text`` and
+    ``_CLEAN_BY_CONSTRUCTION``): here a library's file path and function name, in the location and helper of the
+    vertices it records, and a node name. Each reaches the model, replaced, and every rendering and the saved
+    model encode. (Python refuses lone surrogates in class names and in a cell's text.)"""
+    bad = "\udcff"
+    library = compile("def scale(v):\n    return np.tanh(v) * 2.0\n", f"/opt/lib{bad}/helpers.py", "exec")
+    scope = {"np": np}
+    exec(library, scope)
+    scale = scope["scale"]
+    scale.__code__ = scale.__code__.replace(co_name=f"scale{bad}")
+    cell = ("x = annotate.input_tensors(name, {'x': a})\n"
+            "h = scale(x) + np.interp(x, [0.0, 1.0], [0.0, 1.0])\n"
+            "annotate.output_tensors(name, {'y': h})\n")
+    trace = ln.trace_cell(cell, {"np": np, "a": np.ones(3, np.float32), "name": f"n{bad}", "scale": scale})
+    model = graph_model(trace)
+    json.dumps(model, ensure_ascii=False).encode("utf-8")  # nothing left to raise
+    vertices = [v for node in model["nodes"] for v in node["vertices"]]
+    assert any(v["location"] == "/opt/lib?/helpers.py:2 in scale?" for v in vertices)
+    assert any(v["helper"] == "scale?" for v in vertices)
+    assert model["nodes"][0]["name"] == "n?"
+    bundle = trace._repr_mimebundle_()
+    json.dumps(bundle["application/vnd.leapp.trace+json"], ensure_ascii=False).encode("utf-8")
+    bundle["text/html"].encode("utf-8")
+    bundle["text/plain"].encode("utf-8")
+    str(trace).encode("utf-8")
+    trace.save_graph_model(tmp_path / "graph.json").read_text(encoding="utf-8")

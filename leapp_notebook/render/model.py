@@ -10,6 +10,7 @@ result per output; and the legend entries the graph uses. The schema is describe
 
 from __future__ import annotations
 
+import gc
 import math
 import weakref
 from collections import Counter
@@ -40,6 +41,19 @@ def graph_model(trace: Any) -> dict[str, Any]:
         if "verdict" not in trace or "text" not in trace["summary"]:
             _say(trace)
         return trace
+    # A model holds a few dozen small dicts and lists per vertex, and nothing in it forms a reference cycle: the
+    # cyclic collector's passes over them (and, as they pile up, over the whole process) cost as much as building
+    # them, more with every vertex (about half the time at 20,000 ops). It stays off while the model is built.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _graph_model(trace)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _graph_model(trace: Any) -> dict[str, Any]:
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
     from ..fixes import edits  # one-click fixes; imported here so LibCST loads only when a model is built
@@ -77,15 +91,41 @@ def graph_model(trace: Any) -> dict[str, Any]:
     return _encodable(model)
 
 
-def _encodable(value: Any) -> Any:
+# What a node's vertices, edges and groups hold is text this module writes itself, fx's node names (always
+# identifiers), the cell's own lines (trace_cell refuses a cell with a lone surrogate) and the recorded facts'
+# strings, which _node_model passes through _text. Everything else in the model is walked by _encodable.
+_CLEAN_BY_CONSTRUCTION = frozenset({"vertices", "edges", "groups"})
+
+
+def _encodable(model: dict[str, Any]) -> dict[str, Any]:
     """Strings a front end can receive: lone surrogates (possible in Python names and cell text) replaced, not
-    raised later as UnicodeEncodeError while the bundle is sent."""
+    raised later as UnicodeEncodeError while the bundle is sent. A node's vertices, edges and groups are clean by
+    construction (``_CLEAN_BY_CONSTRUCTION``, ``_text``): walking them would cost as much as building them."""
+    out = {}
+    for key, value in model.items():
+        if key == "nodes":
+            out[key] = [{k: v if k in _CLEAN_BY_CONSTRUCTION else _replaced(v) for k, v in node.items()}
+                        for node in value]
+        else:
+            out[key] = _replaced(value)
+    return out
+
+
+def _text(value: str | None) -> str | None:
+    """A recorded string as a front end can receive it (see ``_encodable``); ASCII, the common case, as it is."""
+    if value is None or value.isascii():
+        return value
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _replaced(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced (a copy of its dicts and lists)."""
     if isinstance(value, str):
-        return value if value.isascii() else value.encode("utf-8", "replace").decode("utf-8")
+        return _text(value)
     if isinstance(value, dict):
-        return {key: _encodable(item) for key, item in value.items()}
+        return {key: _replaced(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_encodable(item) for item in value]
+        return [_replaced(item) for item in value]
     return value
 
 
@@ -162,11 +202,11 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
             "id": prefix + fx.name,
             "name": fx.name,
             "role": role,
-            "numpy": info.numpy or fx.name,
-            "torch": info.torch or str(fx.target),
+            "numpy": _text(info.numpy) or fx.name,
+            "torch": _text(info.torch or str(fx.target)),
             "line": line,
-            "helper": info.helper,
-            "location": info.location,
+            "helper": _text(info.helper),
+            "location": _text(info.location),
             "shape": shape,
             "dtype": dtype,
             "kind": info.kind,
@@ -177,13 +217,13 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         if info.module is not None:
             first = fx.args[0] if fx.args else None
             in_shape = facts(first).shape if isinstance(first, torch.fx.Node) else None
-            vertex["module"] = {"name": info.module.name, "type": info.module.type, "params": info.module.params,
-                                "training": info.module.training,
-                                "in_shape": list(in_shape) if in_shape is not None else None,
-                                "ops": module_ops(node.graph.get_submodule(info.module.name))}
+            vertex["module"] = _replaced({
+                "name": info.module.name, "type": info.module.type, "params": info.module.params,
+                "training": info.module.training, "in_shape": list(in_shape) if in_shape is not None else None,
+                "ops": module_ops(node.graph.get_submodule(info.module.name))})
         if role == "constant":
-            vertex.update(constant=info.const or "genuine", origin=info.origin,
-                          preview=[_json_number(v) for v in info.preview],
+            vertex.update(constant=info.const or "genuine", origin=_text(info.origin),
+                          preview=_replaced([_json_number(v) for v in info.preview]),
                           code=_line_text(lines, line))
             if fx.name in baked_by_probe:
                 vertex["probe_baked"] = baked_by_probe[fx.name]
@@ -266,7 +306,7 @@ def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, A
             "hazards": [i for i in (producer or {}).get("hazards", ())
                         if hazards[i]["kind"] == "untraced-output"],
             "group": None,
-            "probe": probe_outputs.get(spec.name),
+            "probe": _replaced(probe_outputs.get(spec.name)),
         }
         vertex["category"] = _category(vertex, hazards)
         vertices.append(vertex)
