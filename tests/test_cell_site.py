@@ -1,0 +1,85 @@
+"""The cell line of a recorded call (tracing/provenance.py, ``cell_site``): read from a per-code-object line table,
+not from ``frame.f_lineno``, which decodes the code's line table from its start on every read (quadratic over a long
+straight-line cell). The table must give exactly the line ``f_lineno`` gives, wherever a call can stand."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import leapp_notebook as ln
+from leapp_notebook.tracing import provenance
+from leapp_notebook.tracing.facts import facts
+
+VARIED = '''\
+def helper(v, k=2):
+    w = v * k
+    return [u for u in (w, w + 1)][0]
+values = []
+for i in range(3):
+    values.append(probe(i))
+    if i % 2:
+        values.append(
+            probe(
+                i + 10))
+    else:
+        try:
+            raise ValueError(probe(i + 20))
+        except ValueError:
+            values.append(probe(i + 30))
+with open(__file__ if False else "/dev/null") as handle:
+    values.append(probe(99))
+total = sum(probe(j) for j in range(2)) + helper(probe(7))
+f = lambda q: probe(q)
+f(5); f(6)
+''' + "".join(f"line_{n} = probe({n})\n" for n in range(400))
+
+
+def test_the_line_table_gives_what_f_lineno_gives_at_every_call():
+    seen: list[tuple[int | None, int]] = []
+
+    def probe(value):
+        frame = sys._getframe(1)
+        seen.append((provenance.frame_line(frame), frame.f_lineno))
+        return value
+
+    exec(compile(VARIED, "<cell-site-varied>", "exec"), {"probe": probe, "__file__": "x"})
+    assert len(seen) > 410
+    assert all(ours == theirs for ours, theirs in seen), [pair for pair in seen if pair[0] != pair[1]][:5]
+
+
+def test_a_frame_under_a_line_tracer_keeps_the_tracer_s_line():
+    seen = []
+
+    def probe(value):
+        frame = sys._getframe(1)
+        seen.append((provenance.frame_line(frame), frame.f_lineno))
+        return value
+
+    def tracer(frame, event, arg):
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        exec(compile("a = probe(1)\nb = probe(2)\n", "<cell-site-traced>", "exec"), {"probe": probe})
+    finally:
+        sys.settrace(None)
+    assert seen == [(1, 1), (2, 2)]
+
+
+def test_a_long_straight_line_cell_reports_every_line_where_it_stands():
+    """Thousands of distinct lines: the recorded facts and a hazard far down the cell carry their own lines."""
+    steps = 3000
+    body = "".join(f"h = np.maximum(h * 0.{1 + i % 7} - 0.25, h / 2.0)\n" for i in range(steps))
+    cell = ("h = annotate.input_tensors('n', {'x': x})\n" + body + "h = h[::-1]\n"
+            + "annotate.output_tensors('n', {'y': h})\n")
+    trace = ln.trace_cell(cell, {"np": np, "x": np.linspace(-1.0, 1.0, 8, dtype=np.float32)})
+    graph = trace.nodes["n"].graph.graph
+    lines = {}
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target.__name__ == "maximum":
+            lines[facts(node).line] = True
+    assert sorted(lines) == list(range(2, steps + 2))
+    reversed_slice = [h for h in trace.hazards if h.kind == "reversed-slice"]
+    assert [h.line for h in reversed_slice] == [steps + 2]
