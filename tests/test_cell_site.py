@@ -83,3 +83,27 @@ def test_a_long_straight_line_cell_reports_every_line_where_it_stands():
     assert sorted(lines) == list(range(2, steps + 2))
     reversed_slice = [h for h in trace.hazards if h.kind == "reversed-slice"]
     assert [h.line for h in reversed_slice] == [steps + 2]
+
+
+def test_call_sites_of_a_long_cell_are_decoded_in_one_pass(monkeypatch):
+    """How a call was spelled (keyword or positional, operator or function) is read from the caller's bytecode
+    when a LEAPP-defect predicate asks (tracing/leapp_calls.py). Over 4,096 sites used to empty the cache and
+    disassemble the whole cell again; now each code object is decoded once and every site still reads right."""
+    from leapp_notebook.tracing import leapp_calls
+
+    disassembled = []
+    real = leapp_calls.dis.get_instructions
+
+    def counting(code, *args, **kwargs):
+        disassembled.append(code.co_name)
+        return real(code, *args, **kwargs)
+
+    monkeypatch.setattr(leapp_calls.dis, "get_instructions", counting)
+    monkeypatch.setattr(leapp_calls, "_SITE_TABLES", {})
+    lines = 5000
+    body = "".join("y = np.round(x, 2)\n" if n % 2 else "y = np.round(x, decimals=2)\n" for n in range(lines))
+    cell = "x = annotate.input_tensors('n', {'x': a})\n" + body + "annotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"np": np, "a": np.linspace(-1.0, 1.0, 8)})
+    flagged = [h.line for h in trace.hazards if "decimals is passed positionally" in h.message]
+    assert flagged == [n + 2 for n in range(lines) if n % 2]
+    assert disassembled == ["<module>"]

@@ -64,34 +64,38 @@ class Call:
 # ------------------------------------------------------------------------------------------
 
 _OPERATORS = {"UNARY_INVERT": "~", "UNARY_POSITIVE": "+x", "UNARY_NEGATIVE": "-x"}
-_INSTRUCTIONS: dict[Any, tuple[list[dis.Instruction], dict[int, int]]] = {}
-_SITES: dict[tuple[Any, int], tuple[str, tuple[str, ...] | None]] = {}
+# Per code object: what each of its call and operator instructions is (offset -> (site, keyword names)), decoded
+# in one pass over the code when a predicate first asks about one of its sites. Kept per code object, not per
+# site: a long straight-line cell has a site per line, and a bound on sites would disassemble it again and again.
+_SITE_TABLES: dict[Any, dict[int, tuple[str, tuple[str, ...] | None]]] = {}
+_MAX_SITE_TABLES = 256  # code objects (cells and the functions they define; a re-run cell reuses its own)
+_UNKNOWN = ("", None)
 
 
 def _call_site() -> tuple[str, tuple[str, ...] | None]:
     """(what the first frame outside NumPy, torch and this package is executing, its keyword names)."""
     frame = user_frame(3)
     if frame is None:
-        return "", None
-    key = (frame.f_code, frame.f_lasti)
-    found = _SITES.get(key)
-    if found is None:
-        if len(_SITES) > 4096:  # every cell run compiles new code objects: keep the caches bounded
-            _SITES.clear()
-            _INSTRUCTIONS.clear()
-        found = _SITES[key] = _decode_site(frame.f_code, frame.f_lasti)
-    return found
+        return _UNKNOWN
+    table = _SITE_TABLES.get(frame.f_code)
+    if table is None:
+        if len(_SITE_TABLES) >= _MAX_SITE_TABLES:
+            _SITE_TABLES.clear()
+        table = _SITE_TABLES[frame.f_code] = _site_table(frame.f_code)
+    return table.get(frame.f_lasti, _UNKNOWN)
 
 
-def _decode_site(code: Any, lasti: int) -> tuple[str, tuple[str, ...] | None]:
-    cached = _INSTRUCTIONS.get(code)
-    if cached is None:
-        listing = list(dis.get_instructions(code))
-        cached = _INSTRUCTIONS[code] = (listing, {ins.offset: i for i, ins in enumerate(listing)})
-    listing, index = cached
-    i = index.get(lasti)
-    if i is None:
-        return "", None
+def _site_table(code: Any) -> dict[int, tuple[str, tuple[str, ...] | None]]:
+    listing = list(dis.get_instructions(code))
+    table = {}
+    for i, ins in enumerate(listing):
+        found = _decode_site(code, listing, i)
+        if found != _UNKNOWN:
+            table[ins.offset] = found
+    return table
+
+
+def _decode_site(code: Any, listing: list[dis.Instruction], i: int) -> tuple[str, tuple[str, ...] | None]:
     ins = listing[i]
     if ins.opname in _OPERATORS:
         return _OPERATORS[ins.opname], ()
