@@ -2,6 +2,7 @@
 
     python benchmarks/scaling.py [--sizes 200,2000,20000,100000] [--repeat 7] [--plot docs/images/perf-scaling.png]
                                  [--memory-mb 200] [--no-leapp] [--no-memory]
+                                 [--shapes loop,straight]
 
 1. Scaling: the loop cell of ``benchmarks/trace_overhead.py`` (21 recorded ops per loop step) with as many
    steps as bring it nearest each target size, timed in microseconds per recorded op for eager NumPy,
@@ -15,6 +16,11 @@
    and NumPy allocations; torch's allocator is invisible to it) and the RSS high-water mark (VmHWM, reset
    once the input exists, minus VmRSS at that point).
 3. A plot of microseconds per op against cell size (matplotlib; ``--plot PATH``).
+
+The scaling is measured on two shapes of the same ops (``--shapes``): the *loop* cell, where every step runs the
+same nine lines, and the *straight-line* cell, those nine lines written out once per step (a cell of up to 43,000
+lines), where every op has a call site and a line of its own (what grows with the cell's length, not with the
+number of calls, shows there).
 
 The figures describe whatever engine is imported: the header names its path and git commit. Nothing is
 asserted: this script prints figures (the targets of issue 11 are reported as met or not).
@@ -72,6 +78,23 @@ MEMORY_COLUMNS = 64
 
 # -- scaling -----------------------------------------------------------------------------------------------
 
+SHAPES = ("loop", "straight")
+
+
+def cell_source(shape: str, steps: int) -> str:
+    """The scaling cell with ``steps`` steps: ``loop`` runs trace_overhead.CELL's loop body ``steps`` times;
+    ``straight`` writes the body out ``steps`` times, no loop (the same ops, each on a line of its own)."""
+    if shape == "loop":
+        return trace_overhead.CELL.replace("STEPS", str(steps))
+    if shape != "straight":
+        raise ValueError(f"shape {shape!r}: use one of {', '.join(SHAPES)}")
+    lines = trace_overhead.CELL.splitlines()
+    loop = next(i for i, line in enumerate(lines) if line.startswith("for "))
+    body = [line[4:] for line in lines[loop + 1:] if line.startswith("    ")]
+    end = loop + 1 + len(body)
+    return "\n".join(lines[:loop] + body * steps + lines[end:]) + "\n"
+
+
 @dataclass
 class SizeResult:
     """One cell size: seconds per whole cell for each series (None where a series was not measured)."""
@@ -87,6 +110,7 @@ class SizeResult:
     leapp: float | None = None
     leapp_note: str = ""
     cpu_share: float = 1.0  # CPU time / wall time over the timed runs (below ~0.9: the figures are noisy)
+    shape: str = "loop"
 
     def per_op(self, seconds: float | None) -> float | None:
         return None if seconds is None else seconds / self.ops * 1e6
@@ -176,13 +200,13 @@ def scaling_input() -> np.ndarray:
 
 
 def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray | None = None,
-                 log: Callable[[str], None] = lambda _: None) -> SizeResult:
+                 log: Callable[[str], None] = lambda _: None, shape: str = "loop") -> SizeResult:
     """Time every series on the loop cell sized nearest ``target_ops``. The first trace of each profile is a
     check (no hazards, the op count) and a warm-up; it is not timed. The series take turns within each
     round (eager, leapp, full, LEAPP), so a change in the machine's load touches all of them alike."""
     x = scaling_input() if x is None else x
     steps = steps_for(target_ops)
-    source = trace_overhead.CELL.replace("STEPS", str(steps))
+    source = cell_source(shape, steps)
     counts = {}
     for profile in PROFILES:
         gc.collect()
@@ -201,7 +225,7 @@ def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray |
     leapp: list[tuple[float, list[str]]] = []
     leapp_failure = ""
     for round_ in range(runs):
-        log(f"  {ops:,} ops ({steps} steps): round {round_ + 1} of {runs}")
+        log(f"  {shape} cell, {ops:,} ops ({steps} steps): round {round_ + 1} of {runs}")
         eager.append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))
         for profile in PROFILES:
             record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
@@ -215,7 +239,7 @@ def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray |
                 leapp_failure = f"failed: {type(exc).__name__}: {first_line}"
     gc.collect()
     result = SizeResult(target=target_ops, steps=steps, ops=ops, repeat=runs, eager=min(eager),
-                        cpu_share=clock.cpu_share)
+                        cpu_share=clock.cpu_share, shape=shape)
     for profile in PROFILES:
         records = [record for record, _, _ in ours[profile] if record is not None]
         if records:
@@ -239,7 +263,8 @@ def scaling_lines(results: list[SizeResult]) -> list[str]:
     label_width = 38
     lines = [f"{'cell size (target ops)':{label_width}}" + "".join(f"{r.target:>10,}" for r in results),
              f"{'recorded ops':{label_width}}" + "".join(f"{r.ops:>10,}" for r in results),
-             f"{'loop steps':{label_width}}" + "".join(f"{r.steps:>10,}" for r in results),
+             f"{'loop steps' if results[0].shape == 'loop' else 'steps written out':{label_width}}"
+             + "".join(f"{r.steps:>10,}" for r in results),
              f"{'repeat (best of)':{label_width}}" + "".join(f"{r.repeat:>10}" for r in results),
              f"{'CPU share (cpu/wall; < 0.9: noisy)':{label_width}}" + "".join(f"{r.cpu_share:>10.2f}"
                                                                                for r in results),
@@ -370,42 +395,54 @@ def memory_lines(figures: dict[tuple[str, str], dict[str, Any]], megabytes: floa
 
 # -- targets, plot, header -----------------------------------------------------------------------------------
 
-def target_lines(results: list[SizeResult], memory: dict[tuple[str, str], dict[str, Any]] | None) -> list[str]:
-    """Issue 11's targets, each with the figure this run measured (worst case over the sizes)."""
-    def verdict(ok: bool | None) -> str:
-        return "n/a" if ok is None else ("met" if ok else "NOT met")
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("met" if ok else "NOT met")
 
-    lines = [f"{'target (issue 11)':58}{'measured':>30}  verdict"]
+
+def _scaling_targets(results: list[SizeResult], what: str) -> list[str]:
+    """The speed, record and flatness targets over one shape's sizes (``what`` names the shape in the labels)."""
+    lines = []
     for profile in PROFILES:
         ratios = [r.leapp / r.trace[profile] for r in results if r.leapp is not None]
         worst = min(ratios) if ratios else None
         text = "-" if worst is None else f"{worst:.1f}x (worst size)"
-        lines.append(f"{f'trace_cell >= {TARGET_SPEEDUP:g}x faster than LEAPP 0.7.2 ({profile})':58}{text:>30}  "
-                     f"{verdict(None if worst is None else worst >= TARGET_SPEEDUP)}")
+        lines.append(f"{f'trace_cell >= {TARGET_SPEEDUP:g}x faster than LEAPP 0.7.2 ({profile}{what})':70}"
+                     f"{text:>30}  {_verdict(None if worst is None else worst >= TARGET_SPEEDUP)}")
     records = [r.per_op(r.record[p]) for r in results for p in PROFILES if p in r.record]
     worst_record = max(records) if records else None
     text = "-" if worst_record is None else f"{worst_record:.2f} us/op (worst)"
-    lines.append(f"{f'record <= {TARGET_RECORD_US:g} us/op':58}{text:>30}  "
-                 f"{verdict(None if worst_record is None else worst_record <= TARGET_RECORD_US)}")
+    lines.append(f"{f'record <= {TARGET_RECORD_US:g} us/op{what}':70}{text:>30}  "
+                 f"{_verdict(None if worst_record is None else worst_record <= TARGET_RECORD_US)}")
     small, large = results[0], results[-1]
     if len(results) > 1:
         for profile in PROFILES:
             flat = large.trace[profile] / large.ops / (small.trace[profile] / small.ops)
             text = f"{flat:.3f}x ({large.ops:,} vs {small.ops:,} ops)"
-            lines.append(f"{f'trace_cell per-op cost flat, <= {TARGET_FLATNESS}x ({profile})':58}{text:>30}  "
-                         f"{verdict(flat <= TARGET_FLATNESS)}")
+            lines.append(f"{f'trace_cell per-op cost flat, <= {TARGET_FLATNESS}x ({profile}{what})':70}{text:>30}  "
+                         f"{_verdict(flat <= TARGET_FLATNESS)}")
+    return lines
+
+
+def target_lines(results: list[SizeResult], memory: dict[tuple[str, str], dict[str, Any]] | None,
+                 straight: list[SizeResult] | None = None) -> list[str]:
+    """Issue 11's targets, each with the figure this run measured (worst case over the sizes): on the loop cell
+    (``results``), then on the straight-line cell where it was measured."""
+    lines = [f"{'target (issue 11)':70}{'measured':>30}  verdict"]
+    lines += _scaling_targets(results, "")
+    if straight:
+        lines += _scaling_targets(straight, ", straight-line cell")
     if memory:
         for method in ("tracemalloc", "rss"):
             eager, traced = memory.get(("eager", method)), memory.get(("trace:leapp", method))
             if eager is None or traced is None:
                 continue
             ratio = traced["peak"] / eager["peak"]
-            lines.append(f"{f'trace memory <= {TARGET_MEMORY}x eager peak ({method}, leapp)':58}"
-                         f"{f'{ratio:.2f}x':>30}  {verdict(ratio <= TARGET_MEMORY)}")
+            lines.append(f"{f'trace memory <= {TARGET_MEMORY}x eager peak ({method}, leapp)':70}"
+                         f"{f'{ratio:.2f}x':>30}  {_verdict(ratio <= TARGET_MEMORY)}")
     return lines
 
 
-def plot(results: list[SizeResult], path: Path, note: str) -> bool:
+def plot(results: list[SizeResult], path: Path, note: str, straight: list[SizeResult] | None = None) -> bool:
     """Write the us/op-against-size plot to ``path``; False (with a message) when matplotlib is missing."""
     try:
         import matplotlib
@@ -432,6 +469,11 @@ def plot(results: list[SizeResult], path: Path, note: str) -> bool:
         points = [(size, row[label]) for size, row in zip(sizes, table, strict=True) if row[label] is not None]
         if points:
             axes.plot(*zip(*points, strict=True), label=label, linewidth=1.8, markersize=6, **style)
+    for label, color in (("leapp_notebook leapp: trace_cell", "tab:blue"), ("LEAPP 0.7.2: start+cell+stop", "tab:red")):
+        points = [(r.ops, r.series()[label]) for r in straight or () if r.series()[label] is not None]
+        if points:
+            axes.plot(*zip(*points, strict=True), label=f"{label}, straight-line cell", color=color, marker="x",
+                      linestyle="-.", linewidth=1.2, markersize=6)
     axes.axhline(TARGET_RECORD_US, color="tab:blue", linestyle=":", linewidth=1,
                  label=f"issue 11 target for record: {TARGET_RECORD_US:g} µs/op")
     axes.set_xscale("log")
@@ -479,6 +521,18 @@ def header_lines(with_leapp: bool) -> list[str]:
             f"LEAPP 0.7.2 {'measured' if with_leapp else 'not measured'}"]
 
 
+SHAPE_TITLES = {"loop": "== loop cell: the same nine lines run once per step ==",
+                "straight": "== straight-line cell: the nine lines written out once per step, no loop =="}
+
+
+def parse_shapes(text: str) -> list[str]:
+    shapes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [shape for shape in shapes if shape not in SHAPES]
+    if not shapes or unknown:
+        raise argparse.ArgumentTypeError(f"--shapes {text!r}: give one or more of {', '.join(SHAPES)}")
+    return list(dict.fromkeys(shapes))
+
+
 def parse_sizes(text: str) -> list[int]:
     sizes = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
     if not sizes or sizes[0] < 1:
@@ -496,6 +550,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory-mb", type=float, default=200.0, help="input size of the memory measurement")
     parser.add_argument("--no-leapp", action="store_true", help="skip LEAPP 0.7.2 even when it is installed")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
+    parser.add_argument("--shapes", type=parse_shapes, default=list(SHAPES),
+                        help="cell shapes to scale, comma-separated: loop, straight (default both)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -520,11 +576,18 @@ def main(argv: list[str] | None = None) -> None:
         print(f"LEAPP runs with sys.setrecursionlimit({LEAPP_RECURSION_LIMIT:,}): its build_graph_module "
               "recurses once per op of graph depth")
     print()
-    results = []
-    for target in args.sizes:
-        log(f"size {target:,}")
-        results.append(measure_size(target, args.repeat, with_leapp, log=log))
-    print("\n".join(scaling_lines(results)))
+    by_shape: dict[str, list[SizeResult]] = {}
+    for shape in args.shapes:
+        by_shape[shape] = []
+        for target in args.sizes:
+            log(f"{shape} cell, size {target:,}")
+            by_shape[shape].append(measure_size(target, args.repeat, with_leapp, log=log, shape=shape))
+        if len(args.shapes) > 1:
+            print(SHAPE_TITLES[shape])
+        print("\n".join(scaling_lines(by_shape[shape])))
+        print()
+    results = by_shape.get("loop") or by_shape["straight"]
+    straight = by_shape.get("straight") if "loop" in by_shape else None
 
     memory = None
     if not args.no_memory:
@@ -538,7 +601,7 @@ def main(argv: list[str] | None = None) -> None:
             print("\n".join(memory_lines(memory, args.memory_mb)))
 
     print()
-    print("\n".join(target_lines(results, memory)))
+    print("\n".join(target_lines(results, memory, straight)))
     load = os.getloadavg()
     busy = load[0] > (os.cpu_count() or 1)
     print(f"\nload average {load[0]:.2f} (1 min) at the end, on {os.cpu_count()} cores"
@@ -548,7 +611,7 @@ def main(argv: list[str] | None = None) -> None:
         share = min(r.cpu_share for r in results)
         note = (f"{header[0].split(';')[0].removeprefix('date ')}, {os.cpu_count()} shared cores (lowest CPU share "
                 f"{share:.2f})\nleapp_notebook at {engine_commit().split(' (')[0]}; best of each size's repeats")
-        if plot(results, args.plot, note):
+        if plot(results, args.plot, note, straight):
             print(f"plot written to {args.plot}")
 
 

@@ -107,3 +107,26 @@ def test_main_prints_the_tables_and_writes_the_plot(tmp_path, capsys):
     assert "flatness: us/op relative to the 21-op cell" in out
     assert f"plot written to {png}" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_straight_line_cell_writes_out_the_loop_body_and_records_the_same_ops():
+    import leapp_notebook as ln
+    from benchmarks import trace_overhead
+
+    loop, straight = scaling.cell_source("loop", 3), scaling.cell_source("straight", 3)
+    assert "for " not in straight and straight.count("np.concatenate") == 3
+    assert len(straight.splitlines()) == len(loop.splitlines()) - 1 + 2 * 9
+    x = scaling.scaling_input()
+    counts = [trace_overhead.count_ops(ln.trace_cell(source, {"np": np, "x": x})) for source in (loop, straight)]
+    assert counts[0] == counts[1] == 3 * scaling.OPS_PER_STEP
+    result = scaling.measure_size(21, repeat=1, with_leapp=False, shape="straight")
+    assert result.shape == "straight" and result.ops == 21 and result.trace["leapp"] > 0
+    assert any(line.startswith("steps written out") for line in scaling.scaling_lines([result]))
+    with pytest.raises(ValueError, match="shape"):
+        scaling.cell_source("spiral", 1)
+
+
+def test_shapes_are_parsed_and_checked():
+    assert scaling.parse_shapes("straight, loop,straight") == ["straight", "loop"]
+    with pytest.raises(Exception, match="--shapes"):
+        scaling.parse_shapes("loop,spiral")
