@@ -221,8 +221,10 @@ SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),
 # Per code object of a cell (its module code and the functions it defines): the line of each code unit. A
 # frame's ``f_lineno`` decodes the code's line table from its start at every read, so in a long straight-line
 # cell each read costs in proportion to how far down the cell it is (at line 20,000, 170 us a read: tracing
-# such a cell was quadratic). The table is made once per code object, in one pass; a re-run cell reuses it.
-_LINE_TABLES: dict[Any, list[int | None]] = {}
+# such a cell was quadratic). The table is made once per code object, in one pass; a re-run cell reuses it. Keyed
+# by the code object's id, the code kept beside its table (so the id cannot be reused while the entry lives): a
+# code object hashes its constants at every lookup, which in a long cell costs microseconds.
+_LINE_TABLES: dict[int, tuple[Any, list[int | None]]] = {}
 _MAX_LINE_TABLES = 1024
 
 
@@ -232,16 +234,15 @@ def _line_table(code: Any) -> list[int | None]:
         table[start // 2:end // 2] = [line] * ((end - start) // 2)
     if len(_LINE_TABLES) >= _MAX_LINE_TABLES:
         _LINE_TABLES.clear()
-    _LINE_TABLES[code] = table
+    _LINE_TABLES[id(code)] = code, table
     return table
 
 
 def frame_line(frame: Any) -> int | None:
     """``frame.f_lineno`` of a frame running a cell's code, read from the code's line table."""
     code = frame.f_code
-    table = _LINE_TABLES.get(code)
-    if table is None:
-        table = _line_table(code)
+    entry = _LINE_TABLES.get(id(code))
+    table = entry[1] if entry is not None and entry[0] is code else _line_table(code)
     unit = frame.f_lasti // 2
     line = table[unit] if 0 <= unit < len(table) and frame.f_trace is None else None
     return line if line is not None else frame.f_lineno
