@@ -143,33 +143,44 @@ annotate.output_tensors("node", {"y": w})
     assert out.dtype == torch.float32 and out.tolist() == [3.0, 3.0, 3.0]
 
 
-def test_one_node_under_two_names_is_not_a_template():
-    """np.add(h, h) must not teach the cache that both operands are the first one: np.add(h, g) after it."""
+def test_one_node_under_two_names_is_a_template_of_its_own():
+    """np.add(h, h) must not teach the cache that both operands are the first one for np.add(h, g): the key of a
+    call says which operands are one node (replay.aliases), so h + h, h * h and np.stack([h, h]) are replayed
+    from templates of their own, and calls with distinct operands from theirs."""
     source = '''\
 h = annotate.input_tensors("node", {"x": x})
 g = h * 3.0
-for _ in range(2):
+for _ in range(3):
     a = np.add(h, h)
     b = np.add(h, g)
-annotate.output_tensors("node", {"a": a, "b": b})
+    c = h * h + g * h
+    d = np.stack([h, h, g])
+    e = np.stack([g, h, h])
+annotate.output_tensors("node", {"a": a, "b": b, "c": c, "d": d, "e": e})
 '''
     replay.TEMPLATES.clear()
     x = np.arange(4, dtype=np.float32)
+    fresh = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
     for _ in range(2):
         trace = _trace(source, {"np": np, "x": x})
-        a, b = trace.nodes["node"](np.ones(4, np.float32))
-        assert a.tolist() == [2.0] * 4 and b.tolist() == [4.0] * 4
+        a, b, c, d, e = trace.nodes["node"](fresh)
+        np.testing.assert_array_equal(a, fresh + fresh)
+        np.testing.assert_array_equal(b, fresh + fresh * 3)
+        np.testing.assert_array_equal(c, fresh * fresh + fresh * 3 * fresh)
+        np.testing.assert_array_equal(d, np.stack([fresh, fresh, fresh * 3]))
+        np.testing.assert_array_equal(e, np.stack([fresh * 3, fresh, fresh]))
 
 
-def test_a_first_call_with_one_node_under_two_names_leaves_its_signature_to_the_next(monkeypatch):
-    """``g = h`` before the loop: the first ``g + h`` adds h to itself. The later steps, same signature, with two
-    nodes, are still replayed (the aliased call keeps nothing, neither a template nor a refusal)."""
+def test_calls_whose_operands_share_a_node_are_replayed(monkeypatch):
+    """``g = h`` before the loop: the first ``g + h`` adds h to itself, the later steps add two nodes. Each kind
+    is built once and replayed after (it used to be built again at every call with one node under two names)."""
     source = '''\
 h = annotate.input_tensors("node", {"x": x})
 g = h
 for _ in range(5):
     g = g + h
-annotate.output_tensors("node", {"y": g})
+    s = g * g
+annotate.output_tensors("node", {"y": g, "s": s})
 '''
     replay.TEMPLATES.clear()
     captured = []
@@ -182,10 +193,14 @@ annotate.output_tensors("node", {"y": g})
     monkeypatch.setattr(replay, "capture", counting)
     x = np.arange(4, dtype=np.float32)
     trace = _trace(source, {"np": np, "x": x})
-    assert captured[0] is replay.RETRY and isinstance(captured[1], replay.Template) and len(captured) == 2
-    assert any(isinstance(t, replay.Template) for t in replay.TEMPLATES.values())
+    # h + h, then g * g (one node), then g + h (two nodes): three templates, every later call replayed
+    assert len(captured) == 3 and all(isinstance(t, replay.Template) for t in captured)
     fresh = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
-    assert trace.nodes["node"](fresh)[0].tolist() == (fresh * 6).tolist()
+    y, s = trace.nodes["node"](fresh)
+    assert y.tolist() == (fresh * 6).tolist() and s.tolist() == (fresh * 6 * fresh * 6).tolist()
+    captured.clear()
+    _trace(source, {"np": np, "x": x})
+    assert captured == []  # the re-trace replays all of it
 
 
 def test_a_defect_answer_is_asked_again_only_for_names_whose_check_reads_the_call(monkeypatch):

@@ -45,7 +45,6 @@ class Miss(Exception):
 TEMPLATES: dict[Any, "Template"] = {}
 ENABLED = True  # False: every call is built and checked (tests compare the two; benchmarks measure both)
 NO_TEMPLATE = object()  # a signature whose recording must not be replayed (a per-call decision in it)
-RETRY = object()  # capture(): not this call (one operand under two names), a later call of the signature may
 
 
 def describe(value: Any, builder: Any, sess: Any) -> Any:
@@ -100,6 +99,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                  (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
+        operands = 0  # traced arrays at the top level; nested ones (lists, tuples) are counted as two
         for key, value in params.items():
             kind = type(value)
             if kind is array_type:  # describe(), spelled out for the common case
@@ -108,15 +108,52 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                         sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
                     return None
                 parts.append((key, value.dtype, value.shape))
+                operands += 1
             elif kind is float and value:
                 parts.append((key, float, value))
             elif kind in _SIMPLE:
                 parts.append((key, kind, value))
             else:
                 parts.append((key, describe(value, builder, sess)))
+                operands += 2
+        if operands > 1:
+            shared = aliases(params.values(), builder)
+            if shared is not None:
+                parts.append(shared)
         return tuple(parts)
     except Miss:
         return None
+
+
+_ALIASED = object()  # marks the part of a key that says which operands are one node
+
+
+def _identity(prov: Any) -> Any:
+    """The node a traced value stands for, whether its provenance holds it or its pending record does."""
+    node = prov._node
+    if type(node) is Pending:
+        try:
+            return node.node
+        except AttributeError:  # not built yet: the pending record is the node's identity
+            return node
+    return node
+
+
+def aliases(values: Any, builder: Any) -> Any:
+    """Which traced operands of a call are one node (``h + h``, ``np.stack([x, x])``): a key part giving, for each
+    traced operand in order, the position of the first operand with the same node; None when all differ.
+
+    A template maps each node it was built from to one operand, so a call whose operands share a node can only be
+    replayed for calls whose operands share nodes the same way: this part keeps the two kinds of call apart."""
+    first: dict[int, int] = {}
+    pattern = []
+    repeated = False
+    for position, value in enumerate(iter_traced(values, builder)):
+        node = _identity(value._lp)
+        earlier = first.setdefault(id(node), position)
+        repeated = repeated or earlier != position
+        pattern.append(earlier)
+    return (_ALIASED, tuple(pattern)) if repeated else None
 
 
 _UFUNC = object()  # the first part of a ufunc call's key: never a row's builder, so never a signature's
@@ -130,6 +167,10 @@ def ufunc_key(sess: Any, builder: Any, row: Any, ufunc: Any, inputs: tuple[Any, 
         return None
     parts = [_UFUNC, row.build, ufunc, result.dtype, result.shape]  # the row's builder, as in a signature
     array_type = sess.array_type
+    if len(inputs) == 2 and type(inputs[0]) is array_type and type(inputs[1]) is array_type:
+        a, b = inputs[0]._lp, inputs[1]._lp
+        if a is not None and b is not None and a._node is not None and _identity(a) is _identity(b):
+            parts.append(_ALIASED)  # h + h: one node under both names (see aliases)
     for value in inputs:
         kind = type(value)
         if kind is array_type:
@@ -384,9 +425,8 @@ def _nested(value: Any) -> bool:
 
 def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any
             ) -> Any:
-    """The template of the call just settled, None when part of it was a per-call decision, ``RETRY`` when this
-    call cannot be a template but another call of its signature can (a loop whose first ``h + x`` has ``x is h``
-    must not lose the cache for every later step)."""
+    """The template of the call just settled, None when part of it was a per-call decision. Operands that are one
+    node (``h + h``) are one operand of the template: their call's key says so (``aliases``)."""
     operands: dict[Any, _Operand] = {}
     for name, value in params.items():
         if type(value) is list or type(value) is tuple:
@@ -397,9 +437,9 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:
                 continue
-            if prov.node in operands:
-                return RETRY  # one node under two names (h + h): which one a later call means is unknowable
-            operands[prov.node] = _Operand(name, i)
+            # one node under two names (h + h): the first stands for both; the key says which operands share
+            # nodes (aliases), so a later call of it shares them the same way
+            operands.setdefault(prov.node, _Operand(name, i))
     fresh = builder.settled
     index = {node: i for i, node in enumerate(fresh)}
     ops: list[tuple[Any, ...]] = []
@@ -556,9 +596,7 @@ def compiled(template: Template) -> Any:
 
 
 def store(key: Any, template: Any) -> None:
-    """Keep ``template`` for ``key`` (None: never replay the signature; ``RETRY``: keep nothing yet)."""
-    if template is RETRY:
-        return
+    """Keep ``template`` for ``key`` (None: never replay the signature)."""
     if len(TEMPLATES) >= _MAX_TEMPLATES:
         TEMPLATES.clear()
     TEMPLATES[key] = template if template is not None else NO_TEMPLATE  # type: ignore[assignment]
