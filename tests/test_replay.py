@@ -10,6 +10,7 @@ that could not be checked when they were made.
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -297,7 +298,7 @@ annotate.output_tensors("node", {"y": w})
 
 
 def test_signatures_tell_apart_what_the_builders_branch_on():
-    sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}})()
+    sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}, "tainted": {}})()
     describe = replay.describe
     assert describe(0.0, None, sess) != describe(-0.0, None, sess)
     assert describe(1, None, sess) != describe(1.0, None, sess) != describe(True, None, sess)
@@ -306,8 +307,17 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     assert describe(np.dtype("float32"), None, sess) != describe("float32", None, sess)
     with pytest.raises(replay.Miss):
         describe(np.float32(1.0), None, sess)  # a NumPy scalar: reported per call
+    # an untraced array: a constant whose values the graph holds, so its values are part of the signature
+    assert describe(np.ones(3), None, sess) == describe(np.ones(3), None, sess)
+    assert describe(np.ones(3), None, sess) != describe(np.array([1.0, 1.0, 2.0]), None, sess)
+    assert describe(np.ones(3), None, sess) != describe(np.ones(3, np.float32), None, sess)
+    assert describe(np.ones(4), None, sess) != describe(np.ones((2, 2)), None, sess)
     with pytest.raises(replay.Miss):
-        describe(np.ones(3), None, sess)  # an untraced array: a constant whose values the graph holds
+        describe(np.ones(replay._MAX_KEYED + 1), None, sess)  # a large one: its graph constant is made per call
+    tainted = np.ones(3)
+    sess.tainted[id(tainted)] = (weakref.ref(tainted), "written with traced data")
+    with pytest.raises(replay.Miss):
+        describe(tainted, None, sess)  # baked and reported at every call
 
 
 WRITES = '''\
@@ -410,3 +420,83 @@ def test_nodes_without_keyword_arguments_share_one_empty_kwargs_that_nothing_can
     assert all(n.kwargs == {} for n in calls if n is not tanh)
     module.recompile()
     torch.testing.assert_close(module(torch.from_numpy(x)), expected, rtol=0, atol=0)
+
+
+CONSTANTS = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(4):
+    o = (h - MEAN) / STD
+    a = np.clip(o @ W, LOW, HIGH) + np.maximum(o, MEAN_TWIN)[:, :4]
+    g = np.concatenate([a, GOAL], axis=1)
+    k = g * SCALES[i % 2]
+    h = h + k.sum(axis=1, keepdims=True) * 0.01 + np.add(STD, STD)
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+def _constants() -> dict[str, Any]:
+    rng = np.random.default_rng(3)
+    mean = np.linspace(-1.0, 1.0, 8).astype(np.float32)
+    return {"np": np, "x": rng.standard_normal((5, 8)).astype(np.float32), "MEAN": mean,
+            "MEAN_TWIN": mean.copy(),  # equal values, another array: another graph constant, as without the cache
+            "STD": np.linspace(0.5, 2.0, 8).astype(np.float32), "W": rng.standard_normal((8, 4)).astype(np.float32),
+            "LOW": np.full(4, -1.0, np.float32), "HIGH": np.full(4, 1.0, np.float32),
+            "GOAL": np.zeros((5, 2), np.float32),
+            "SCALES": [np.full(6, 2.0, np.float32), np.full(6, 0.5, np.float32)]}  # one site, two values
+
+
+def test_constant_operands_are_replayed_to_the_graph_they_build():
+    """Plain array operands (a mean, a weight matrix, bounds) are part of a call's signature by value and become
+    graph constants made from the replayed call's own arrays: a cell of them is replayed, not rebuilt at every
+    call, to the graph, facts and hazards building every call gives (one constant per array object, equal values
+    in two arrays included; two values at one site), and compute what the cell computes."""
+    replay.ENABLED = False
+    try:
+        off = snapshot(_trace(CONSTANTS, _constants()))
+    finally:
+        replay.ENABLED = True
+    replay.TEMPLATES.clear()
+    filled = snapshot(_trace(CONSTANTS, _constants()))
+    settled = _count(replay, "settle")
+    try:
+        trace = _trace(CONSTANTS, _constants())
+    finally:
+        settled.restore()
+    assert filled == off and snapshot(trace) == off
+    assert off["node"]["hazards"] == []
+    assert settled.calls == 0  # every call replayed (a call using a constant made by an earlier call is settled too)
+    graph_constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
+    # MEAN, STD, W, LOW, HIGH, MEAN_TWIN, GOAL, two SCALES, and np.add(STD, STD)'s result: a new plain array at
+    # each step, so a constant per step
+    assert len(graph_constants) == 13
+    namespace = _constants()
+    fresh = np.random.default_rng(9).standard_normal((5, 8)).astype(np.float32)
+    eager = dict(namespace, x=fresh.copy())
+    exec(CONSTANTS.replace('annotate.input_tensors("node", {"x": x})', "x").replace(
+        'annotate.output_tensors("node", {"y": h})', ""), eager)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-5, atol=1e-5)
+
+
+def test_an_array_changed_in_place_between_calls_replays_to_the_graph_building_gives():
+    """A plain array the cell changes with plain NumPy between two uses (STEP[0] += 1): its signature changes with
+    its values, and the replayed graph is the one building every call gives (whose constant is made at the array's
+    first use: docs/architecture.md's pitfalls; the probe reports the difference)."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(4):
+    STEP[0] += 1.0
+    h = h + STEP
+annotate.output_tensors("node", {"y": h})
+'''
+
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": np.ones(3, np.float32), "STEP": np.zeros(3, np.float32)}
+
+    replay.ENABLED = False
+    try:
+        off = snapshot(_trace(source, namespace()))
+    finally:
+        replay.ENABLED = True
+    replay.TEMPLATES.clear()
+    assert snapshot(_trace(source, namespace())) == off
+    assert snapshot(_trace(source, namespace())) == off

@@ -35,6 +35,7 @@ _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.
 _INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
 _PER_CALL = ("line", "location", "helper")
 _MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
+_MAX_KEYED = 1024   # elements: a plain array operand up to this size is part of a signature by value
 _MAX_TEMPLATES = 20_000
 
 
@@ -69,6 +70,15 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
         if type(start) in _INDEX and type(stop) in _INDEX and type(step) in _INDEX:  # x[:, :8], x[::2]
             return slice, start, stop, step  # as they are: the general form below spells every part as a pair
         return slice, describe(start, builder, sess), describe(stop, builder, sess), describe(step, builder, sess)
+    if kind is np.ndarray:
+        # a constant operand from outside the cell (MEAN, STD, W): its graph constant holds its value, so the
+        # signature does too; an array written with traced data (tainted) is baked, a per-call decision
+        if value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+            raise Miss
+        taint = sess.tainted.get(id(value))
+        if taint is not None and taint[0]() is value:
+            raise Miss
+        return np.ndarray, value.dtype, value.shape, value.tobytes()
     if kind is type and issubclass(value, np.generic) or value is np._NoValue:
         return value
     if isinstance(value, np.dtype):  # NumPy 2 spells each dtype as its own class (Float32DType)
@@ -146,14 +156,26 @@ def aliases(values: Any, builder: Any) -> Any:
     A template maps each node it was built from to one operand, so a call whose operands share a node can only be
     replayed for calls whose operands share nodes the same way: this part keeps the two kinds of call apart."""
     first: dict[int, int] = {}
-    pattern = []
-    repeated = False
-    for position, value in enumerate(iter_traced(values, builder)):
-        node = _identity(value._lp)
-        earlier = first.setdefault(id(node), position)
-        repeated = repeated or earlier != position
+    pattern: list[int] = []
+    for value in _graph_operands(values, builder):
+        earlier = first.setdefault(id(value), len(pattern))
         pattern.append(earlier)
-    return (_ALIASED, tuple(pattern)) if repeated else None
+    return (_ALIASED, tuple(pattern)) if len(first) != len(pattern) else None
+
+
+def _graph_operands(values: Any, builder: Any) -> Any:
+    """What each operand becomes in the graph, in order, nested lists and tuples walked: a traced value's node, a
+    plain array itself (its graph constant is made once per array object, ``NodeBuilder.const``)."""
+    for value in values:
+        kind = type(value)
+        if kind is np.ndarray:
+            yield value
+        elif kind is list or kind is tuple:
+            yield from _graph_operands(value, builder)
+        else:
+            prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+            if prov is not None and prov.traced_in(builder):
+                yield _identity(prov)
 
 
 _UFUNC = object()  # the first part of a ufunc call's key: never a row's builder, so never a signature's
@@ -316,6 +338,9 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any]) -> di
             return env[node]
         value = known.get(node)
         if value is None:
+            if node.op == "get_attr":  # a constant an earlier call made (a plain array used again): its buffer
+                env[node] = value = getattr(module, node.target)
+                return value
             raise _Unknown
         env[node] = value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
         return value
@@ -375,6 +400,27 @@ class _Operand:
         self.index = index
 
 
+class _ConstOperand:
+    """A plain array operand's graph constant: made at replay from the call's own array (``const_operand``)."""
+
+    __slots__ = ("name", "index", "checked")
+
+    def __init__(self, name: str, index: int | None, info: Any):
+        self.name = name
+        self.index = index
+        self.checked = {"graph_shape": info.graph_shape, "graph_dtype": info.graph_dtype}
+
+
+def const_operand(builder: Any, value: Any, line: int | None, helper: str | None, checked: dict[str, Any]) -> Any:
+    """The graph constant of a plain array operand, as building the call makes it (``NodeBuilder.const``: one
+    node per array object); a node made now gets the facts the signature's first call was checked to."""
+    made = len(builder.fresh)
+    node = builder.const(value, baked=False, origin=None, line=line, helper=helper)
+    if len(builder.fresh) != made:
+        node.meta[KEY].__dict__.update(checked)
+    return node
+
+
 class Template:
     """What one call signature records: its nodes (targets, arguments as references to the call's operands
     and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
@@ -412,7 +458,7 @@ def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> An
 
 def _nested(value: Any) -> bool:
     kind = type(value)
-    if kind is _Fresh or kind is _Operand:
+    if kind is _Fresh or kind is _Operand or kind is _ConstOperand:
         return True
     if kind is tuple or kind is list:
         return any(_nested(v) for v in value)
@@ -427,13 +473,20 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             ) -> Any:
     """The template of the call just settled, None when part of it was a per-call decision. Operands that are one
     node (``h + h``) are one operand of the template: their call's key says so (``aliases``)."""
-    operands: dict[Any, _Operand] = {}
+    operands: dict[Any, Any] = {}
     for name, value in params.items():
         if type(value) is list or type(value) is tuple:
             items = [(i, v) for i, v in enumerate(value)]
         else:
             items = [(None, value)]
         for i, item in items:
+            if type(item) is np.ndarray:
+                # a constant operand: its graph constant is made from the replayed call's own array (the same
+                # array object gives the same node, as building the call does); the signature holds its value
+                hit = builder.genuine.get(id(item))
+                if hit is not None and hit[0] is item:
+                    operands.setdefault(hit[1], _ConstOperand(name, i, facts(hit[1])))
+                continue
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:
                 continue
@@ -447,6 +500,10 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
         for node in fresh:
             info = facts(node)
             if node.op == "get_attr":
+                found = operands.get(node)
+                if type(found) is _ConstOperand:  # made by this call for a plain array operand: made per replay
+                    ops.append(("operand", found, None, None, found.checked, None))
+                    continue
                 if info.const != "genuine":
                     return None
                 array = getattr(builder.root, node.target).numpy()
@@ -492,8 +549,9 @@ class _Code:
         if kind is _Fresh:
             return f"n{value.i}"
         if kind is _Operand:
-            item = f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
-            return f"{item}._lp._node"
+            return f"{self.operand(value)}._lp._node"
+        if kind is _ConstOperand:  # a constant made by an earlier call: found again (or made, for another array)
+            return f"const_operand(builder, {self.operand(value)}, line, helper, {self.bind(value.checked)})"
         if kind is tuple:
             return "(" + "".join(self.of(v) + ", " for v in value) + ")"
         if kind is list:
@@ -506,6 +564,10 @@ class _Code:
             return repr(value)
         return self.bind(value)
 
+    @staticmethod
+    def operand(value: Any) -> str:
+        return f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
+
     def built(self, value: Any, path: str, calls: set[int]) -> str:
         """An expression for ``value`` rebuilt from what the replay function stored at ``path``, with every
         pending node replaced by its fx node (``calls``: the template's ops that are pending, not constants)."""
@@ -514,6 +576,8 @@ class _Code:
         kind = type(value)
         if kind is _Fresh:
             return f"{path}.node" if value.i in calls else path
+        if kind is _ConstOperand:
+            return path  # a graph constant, never pending
         if kind is _Operand:
             temp = f"t{self.temps}"
             self.temps += 1
@@ -528,6 +592,19 @@ class _Code:
             return f"slice({self.built(value.start, path + '.start', calls)}, " \
                    f"{self.built(value.stop, path + '.stop', calls)}, {self.built(value.step, path + '.step', calls)})"
         raise AssertionError(f"unexpected reference container {kind.__name__}")
+
+
+def _refers_to_constant(value: Any) -> bool:
+    kind = type(value)
+    if kind is _ConstOperand:
+        return True
+    if kind is tuple or kind is list:
+        return any(_refers_to_constant(v) for v in value)
+    if kind is dict:
+        return any(_refers_to_constant(v) for v in value.values())
+    if kind is slice:
+        return any(_refers_to_constant(v) for v in (value.start, value.stop, value.step))
+    return False
 
 
 def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
@@ -550,12 +627,16 @@ def compile_template(template: Template) -> Any:
     code = _Code()
     body = []
     consts = False
-    calls = {i for i, (op, *_) in enumerate(template.ops) if op != "const"}
+    calls = {i for i, (op, *_) in enumerate(template.ops) if op not in ("const", "operand")}
     for i, (op, target, args, kwargs, state, _) in enumerate(template.ops):
         if op == "const":
             consts = True
             body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
             body.append(f"    n{i}.meta[KEY].__dict__.update({code.bind(state)})")
+            continue
+        if op == "operand":  # a plain array operand's constant, where the call made it
+            consts = True
+            body.append(f"    n{i} = const_operand(builder, {code.operand(target)}, line, helper, {code.bind(state)})")
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
@@ -564,6 +645,8 @@ def compile_template(template: Template) -> Any:
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
         body.append(line + f"; log.append(n{i})")
+    if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
+        consts = _refers_to_constant((template.ops, template.result, template.reported))
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
     body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
@@ -571,7 +654,7 @@ def compile_template(template: Template) -> Any:
     if consts:
         prologue += "    const = builder.const\n    start = len(builder.fresh)\n"
     source = "def replay(builder, params, line, location, helper):\n" + prologue + "\n".join(body) + "\n"
-    namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY}
+    namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY, "const_operand": const_operand}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]
 
