@@ -159,7 +159,8 @@ class TracedArray(np.ndarray):
                 # recorded before: replayed without the general signature (Session.record stores both keys)
                 key = replay.ufunc_key(sess, builder, row, ufunc, inputs, result)
                 template = replay.TEMPLATES.get(key) if key is not None else None
-                if template is not None and template is not replay.NO_TEMPLATE:
+                if template is not None and template is not replay.NO_TEMPLATE and (
+                        template.aliases is None or replay.fits(template, params, builder)):
                     line, location, helper = sess.where()
                     return sess.replayed(builder, template, row, row.numpy, params, eager_params, result, False,
                                          line, location, helper)
@@ -258,7 +259,8 @@ class TracedArray(np.ndarray):
                 key = replay.signature(sess, builder, row, name, params, None, result)
                 template = replay.TEMPLATES.get(key) if key is not None else None
                 if template is not None and template is not replay.NO_TEMPLATE \
-                        and template.finding is not replay.NO_TEMPLATE:
+                        and template.finding is not replay.NO_TEMPLATE and (
+                            template.aliases is None or replay.fits(template, params, builder)):
                     line, location, helper = sess.where()
                     return sess.replayed(builder, template, row, name, params, {}, result, False, line, location,
                                          helper)

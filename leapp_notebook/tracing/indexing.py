@@ -39,6 +39,8 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     params = {"a": array, "k": key_tuple}
     signature = replay.signature(sess, builder, _GETITEM, sess.profile, params, None, eager)
     template = replay.TEMPLATES.get(signature) if signature is not None else None
+    if template is not None and template is not replay.NO_TEMPLATE and not replay.fits(template, params, builder):
+        template = None  # made from an index that is the array itself, unlike this one
     if template is not None and template is not replay.NO_TEMPLATE:
         nodes, _ = replay.replay(template, builder, params, line, location, helper)
         return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured

@@ -12,7 +12,9 @@ decision (a hazard, a baked constant, a large constant, an operand used twice), 
 this call's operands and cell line, no builder, no torch run, and the LEAPP-defect answer reused where the
 catalogue's predicates read only the signature.
 
-A call whose signature cannot be described (a plain ndarray operand, a NumPy scalar, a stale view) is
+Plain array operands are part of the signature by value (up to ``_MAX_KEYED`` elements, ``describe``); a
+template made from operands that are one node (``h + h``) records which, and fits only calls alike (``fits``).
+A call whose signature cannot be described (a NumPy scalar, a larger or tainted plain array, a stale view) is
 recorded the slow way, exactly as before.
 """
 
@@ -109,7 +111,6 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                  (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
-        operands = 0  # traced arrays at the top level; nested ones (lists, tuples) are counted as two
         for key, value in params.items():
             kind = type(value)
             if kind is array_type:  # describe(), spelled out for the common case
@@ -118,64 +119,73 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                         sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
                     return None
                 parts.append((key, value.dtype, value.shape))
-                operands += 1
             elif kind is float and value:
                 parts.append((key, float, value))
             elif kind in _SIMPLE:
                 parts.append((key, kind, value))
             else:
                 parts.append((key, describe(value, builder, sess)))
-                operands += 2
-        if operands > 1:
-            shared = aliases(params.values(), builder)
-            if shared is not None:
-                parts.append(shared)
         return tuple(parts)
     except Miss:
         return None
 
 
-_ALIASED = object()  # marks the part of a key that says which operands are one node
-
-
-def _identity(prov: Any) -> Any:
-    """The node a traced value stands for, whether its provenance holds it or its pending record does."""
-    node = prov._node
-    if type(node) is Pending:
-        try:
-            return node.node
-        except AttributeError:  # not built yet: the pending record is the node's identity
-            return node
-    return node
+_GRAPH_VALUES = (np.ndarray, torch.Tensor)
 
 
 def aliases(values: Any, builder: Any) -> Any:
-    """Which traced operands of a call are one node (``h + h``, ``np.stack([x, x])``): a key part giving, for each
-    traced operand in order, the position of the first operand with the same node; None when all differ.
+    """Which operands of a call are one graph value (``h + h``, ``np.stack([x, x])``): for each operand in order,
+    the position of the first operand with the same graph value; None when all differ.
 
-    A template maps each node it was built from to one operand, so a call whose operands share a node can only be
-    replayed for calls whose operands share nodes the same way: this part keeps the two kinds of call apart."""
-    first: dict[int, int] = {}
-    pattern: list[int] = []
-    for value in _graph_operands(values, builder):
-        earlier = first.setdefault(id(value), len(pattern))
-        pattern.append(earlier)
-    return (_ALIASED, tuple(pattern)) if len(first) != len(pattern) else None
-
-
-def _graph_operands(values: Any, builder: Any) -> Any:
-    """What each operand becomes in the graph, in order, nested lists and tuples walked: a traced value's node, a
-    plain array itself (its graph constant is made once per array object, ``NodeBuilder.const``)."""
+    A template maps each node it was built from to one operand. One made from a call whose operands share a node
+    (``Template.aliases``) therefore fits only calls whose operands share nodes the same way (``fits``); one made
+    from distinct operands fits every call of its signature (the same nodes, taken from each operand)."""
+    ids = []  # _graph_operand, spelled out for operands and lists of operands (this runs for many calls)
     for value in values:
         kind = type(value)
-        if kind is np.ndarray:
-            yield value
-        elif kind is list or kind is tuple:
-            yield from _graph_operands(value, builder)
+        for item in value if kind is list or kind is tuple else (value,):
+            kind = type(item)
+            if kind is np.ndarray:
+                ids.append(id(item))
+            elif kind is list or kind is tuple:
+                ids.extend(id(v) for v in _graph_operands(item, builder))
+            elif isinstance(item, _GRAPH_VALUES):
+                prov = getattr(item, "_lp", None)
+                if prov is not None and prov.builder is builder and prov._node is not None:
+                    node = prov._node
+                    ids.append(id(node.node if type(node) is Pending and node.node is not None else node))
+    if len(set(ids)) == len(ids):
+        return None
+    first: dict[int, int] = {}
+    return tuple([first.setdefault(i, position) for position, i in enumerate(ids)])
+
+
+def fits(template: "Template", params: dict[str, Any], builder: Any) -> bool:
+    """Whether ``template`` can record this call: always, unless it was made from operands that share a node."""
+    return template.aliases is None or aliases(params.values(), builder) == template.aliases
+
+
+def _graph_operand(value: Any, builder: Any, found: list[Any]) -> None:
+    """Append what ``value`` becomes in the graph when it is an operand: a traced value's node, a plain array
+    itself (its graph constant is made once per array object, ``NodeBuilder.const``)."""
+    if type(value) is np.ndarray:
+        found.append(value)
+    elif isinstance(value, _GRAPH_VALUES):
+        prov = getattr(value, "_lp", None)
+        if prov is not None and prov.builder is builder and prov._node is not None:
+            node = prov._node
+            found.append(node.node if type(node) is Pending and node.node is not None else node)
+
+
+def _graph_operands(values: Any, builder: Any) -> list[Any]:
+    """``_graph_operand`` of every operand in ``values``, nested lists and tuples walked."""
+    found: list[Any] = []
+    for value in values:
+        if type(value) is list or type(value) is tuple:
+            found.extend(_graph_operands(value, builder))
         else:
-            prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
-            if prov is not None and prov.traced_in(builder):
-                yield _identity(prov)
+            _graph_operand(value, builder, found)
+    return found
 
 
 _UFUNC = object()  # the first part of a ufunc call's key: never a row's builder, so never a signature's
@@ -189,10 +199,6 @@ def ufunc_key(sess: Any, builder: Any, row: Any, ufunc: Any, inputs: tuple[Any, 
         return None
     parts = [_UFUNC, row.build, ufunc, result.dtype, result.shape]  # the row's builder, as in a signature
     array_type = sess.array_type
-    if len(inputs) == 2 and type(inputs[0]) is array_type and type(inputs[1]) is array_type:
-        a, b = inputs[0]._lp, inputs[1]._lp
-        if a is not None and b is not None and a._node is not None and _identity(a) is _identity(b):
-            parts.append(_ALIASED)  # h + h: one node under both names (see aliases)
     for value in inputs:
         kind = type(value)
         if kind is array_type:
@@ -426,14 +432,15 @@ class Template:
     and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
     LEAPP-defect check when it depends on the signature alone."""
 
-    __slots__ = ("ops", "result", "reported", "finding", "fn")
+    __slots__ = ("ops", "result", "reported", "finding", "fn", "aliases")
 
-    def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any):
+    def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any, aliases: Any = None):
         self.fn: Any = None  # compile_template(self), made on the first replay
         self.ops = ops
         self.result = result      # the results as wrap() pairs them (casts included)
         self.reported = reported  # the results as the hazards of the call mark them (before casts)
         self.finding = finding    # NO_TEMPLATE: ask leapp_defects.find on every call
+        self.aliases = aliases    # made from operands that share nodes: only for calls that share them alike
 
 
 def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> Any:
@@ -472,7 +479,8 @@ def _nested(value: Any) -> bool:
 def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any
             ) -> Any:
     """The template of the call just settled, None when part of it was a per-call decision. Operands that are one
-    node (``h + h``) are one operand of the template: their call's key says so (``aliases``)."""
+    node (``h + h``) are one operand of the template, which then fits only calls alike (``aliases``, ``fits``)."""
+    shared = aliases(params.values(), builder)
     operands: dict[Any, Any] = {}
     for name, value in params.items():
         if type(value) is list or type(value) is tuple:
@@ -490,8 +498,7 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:
                 continue
-            # one node under two names (h + h): the first stands for both; the key says which operands share
-            # nodes (aliases), so a later call of it shares them the same way
+            # one node under two names (h + h): the first stands for both (the template records ``shared``)
             operands.setdefault(prov.node, _Operand(name, i))
     fresh = builder.settled
     index = {node: i for i, node in enumerate(fresh)}
@@ -520,7 +527,7 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
         final = _ref(_cast(nodes, casts), index, operands)
     except Miss:
         return None
-    return Template(ops, final, reported, finding)
+    return Template(ops, final, reported, finding, shared)
 
 
 def _cast(nodes: Any, casts: dict[Any, Any]) -> Any:
@@ -641,7 +648,8 @@ def compile_template(template: Template) -> Any:
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
         spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None])
-        line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}; n{i}.site = site"
+        line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
+               f"; n{i}.site = site; n{i}.node = None"
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
         body.append(line + f"; log.append(n{i})")

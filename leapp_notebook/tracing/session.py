@@ -250,6 +250,8 @@ class Session:
         template = replay.TEMPLATES.get(key) if key is not None else None
         if template is replay.NO_TEMPLATE:
             template = key = None
+        elif template is not None and template.aliases is not None and not replay.fits(template, params, builder):
+            template = None  # made from operands that share a node, unlike these: built, and a template made of it
         if template is not None:
             # a described signature holds no NumPy scalar, so nothing to report for one
             return self.replayed(builder, template, row, name, params, eager_params, result, scalar_result, line,
