@@ -1,8 +1,10 @@
 """Tracing overhead: a ~450-op NumPy cell run eagerly, traced by leapp_notebook (both profiles), and
 traced by the real LEAPP 0.7.2 when it is installed, in one run. Then the same for a mixed NumPy/torch
-node (NumPy pre-processing, a 3-layer MLP policy, post-processing in torch and back in NumPy).
+node (NumPy pre-processing, a 3-layer MLP policy, post-processing in torch and back in NumPy), and for a cell of
+constant array operands (observation normalization and a linear policy in NumPy: a mean, a scale, weights,
+bounds and a goal from outside the cell).
 
-    python benchmarks/trace_overhead.py [--steps 30] [--repeat 9] [--profile] [--no-mixed]
+    python benchmarks/trace_overhead.py [--steps 30] [--repeat 9] [--profile] [--no-mixed] [--no-constants]
 
 Figures are microseconds per recorded op (the cell's NumPy calls that end up in the graph), best of
 ``--repeat`` runs. For LEAPP the timed work is what its tracing does: ``leapp.start`` -> the cell ->
@@ -72,6 +74,28 @@ for step in range(STEPS):
 annotate.output_tensors("node", {"y": h}, export_with="jit")
 '''
 MIXED_OPS_PER_STEP = 11
+
+# Observation normalization and a linear policy written in NumPy with constant arrays from outside the cell (a
+# mean, a scale, weights, bounds, a goal): the calls whose operands are plain arrays. Ops per step: sub, div,
+# matmul, clip, concatenate, sum, mul, add: 8.
+CONSTANTS_CELL = '''\
+h = annotate.input_tensors("node", {"x": x})
+for step in range(STEPS):
+    o = (h - MEAN) / STD
+    a = np.clip(o @ W, LOW, HIGH)
+    g = np.concatenate([a, GOAL], axis=1)
+    h = h + g.sum(axis=1, keepdims=True) * 0.01
+annotate.output_tensors("node", {"y": h}, export_with="jit")
+'''
+
+
+def constants_objects(rows: int = 8, columns: int = 16) -> dict[str, Any]:
+    rng = np.random.default_rng(2)
+    return {"MEAN": rng.standard_normal(columns).astype(np.float32),
+            "STD": rng.uniform(0.5, 2.0, columns).astype(np.float32),
+            "W": rng.standard_normal((columns, 4)).astype(np.float32),
+            "LOW": np.full(4, -1.0, np.float32), "HIGH": np.full(4, 1.0, np.float32),
+            "GOAL": np.zeros((rows, 2), np.float32)}
 
 
 def mixed_policy() -> Any:
@@ -160,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=9, help="runs per measurement; the best is reported")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the recording path")
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed NumPy/torch policy cell")
+    parser.add_argument("--no-constants", action="store_true", help="skip the cell of constant array operands")
     args = parser.parse_args(argv)
 
     x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
@@ -204,6 +229,8 @@ def main(argv: list[str] | None = None) -> None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     if not args.no_mixed:
         mixed(args.steps, args.repeat)
+    if not args.no_constants:
+        constants(args.steps, args.repeat)
 
 
 def leapp_graph_calls(source: str, x: np.ndarray, objects: dict[str, Any]) -> int | None:
@@ -216,8 +243,8 @@ def leapp_graph_calls(source: str, x: np.ndarray, objects: dict[str, Any]) -> in
 
 
 def ours_unsupported(source: str, x: np.ndarray, objects: dict[str, Any]) -> str | None:
-    """Why leapp_notebook cannot trace the mixed node yet: a TraceError, hazards, or a graph that differs from
-    the eager cell on a fresh input (the chain lost at ``torch.from_numpy`` without a hazard); None when it can."""
+    """Why leapp_notebook cannot trace a cell yet: a TraceError, hazards, or a graph that differs from the eager
+    cell on a fresh input (the mixed node's chain lost at ``torch.from_numpy`` without a hazard); None when it can."""
     import torch
 
     try:
@@ -244,10 +271,27 @@ def mixed(steps: int, repeat: int) -> None:
     x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
     objects = {"torch": torch, "policy": mixed_policy()}
     source = MIXED_CELL.replace("STEPS", str(steps))
-    n_ops = steps * MIXED_OPS_PER_STEP
+    _other_cell(f"mixed cell: {steps * MIXED_OPS_PER_STEP} ops of the cell ({steps} steps x {MIXED_OPS_PER_STEP}, "
+                f"a module call is one op), x float32 {x.shape}, 3-layer MLP policy", "NumPy+torch eager", source, x,
+                objects, steps * MIXED_OPS_PER_STEP, repeat, "the MLP flattened")
+
+
+def constants(steps: int, repeat: int) -> None:
+    """The cell of constant array operands: us per recorded op for leapp_notebook and LEAPP 0.7.2."""
+    x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    objects = constants_objects()
+    source = CONSTANTS_CELL.replace("STEPS", str(steps))
+    n_ops = count_ops(ln.trace_cell(source, {"np": np, "x": x, **objects}))
+    _other_cell(f"constants cell: {n_ops} recorded ops ({steps} steps), x float32 {x.shape}, six constant arrays",
+                "NumPy eager", source, x, objects, n_ops, repeat, "")
+
+
+def _other_cell(title: str, eager_label: str, source: str, x: np.ndarray, objects: dict[str, Any], n_ops: int,
+                repeat: int, leapp_note: str) -> None:
+    """One table: eager, both profiles (record and trace_cell), LEAPP 0.7.2, us per op of ``n_ops``."""
     time_eager(source, x, objects)  # torch's first calls are slow: warm up outside the measurement
     rows: list[tuple[str, float | None, str]] = [
-        ("NumPy+torch eager", best_of(repeat, lambda: time_eager(source, x, objects)), "")]
+        (eager_label, best_of(repeat, lambda: time_eager(source, x, objects)), "")]
     why = ours_unsupported(source, x, objects)
     for profile in ("leapp", "full"):
         if why is not None:
@@ -262,10 +306,9 @@ def mixed(steps: int, repeat: int) -> None:
         leapp_time = min(t for t, _ in timings)
         calls = leapp_graph_calls(source, x, objects)
         rows.append(("LEAPP 0.7.2: start+cell+stop", leapp_time,
-                     f"{calls} graph calls (the MLP flattened)" if calls is not None else ""))
+                     f"{calls} graph calls" + (f" ({leapp_note})" if leapp_note else "") if calls is not None else ""))
 
-    print(f"\nmixed cell: {n_ops} ops of the cell ({steps} steps x {MIXED_OPS_PER_STEP}, a module call is one op), "
-          f"x float32 {x.shape}, 3-layer MLP policy; best of {repeat}")
+    print(f"\n{title}; best of {repeat}")
     print(f"{'':40} {'ms':>8} {'us/op':>8} {'LEAPP/this':>11}")
     for label, seconds, note in rows:
         if seconds is None:
