@@ -130,3 +130,17 @@ def test_shapes_are_parsed_and_checked():
     assert scaling.parse_shapes("straight, loop,straight") == ["straight", "loop"]
     with pytest.raises(Exception, match="--shapes"):
         scaling.parse_shapes("loop,spiral")
+
+
+def test_replay_coverage_lists_the_parity_cases_a_re_trace_builds_again(capsys):
+    """benchmarks/replay_coverage.py on two rows: np.multiply's cases with a NumPy scalar operand are built again
+    on a re-trace (a per-call decision), np.tanh's are all replayed."""
+    from benchmarks import replay_coverage
+
+    replay_coverage.main(["--rows", "np.multiply,np.tanh", "--all"])
+    out = capsys.readouterr().out
+    listed = [line for line in out.splitlines() if "built again:" in line]
+    assert listed and all(line.startswith("np.multiply") for line in listed)
+    assert any("np.float32(2.0)" in line for line in listed)
+    summary = out.strip().splitlines()[-1]
+    assert re.match(r"\d+ cases traced twice; \d+ build some call again on the re-trace \(1 lookup rows\)", summary)
