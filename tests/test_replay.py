@@ -62,6 +62,17 @@ def _three_ways(source: str, namespace: dict[str, Any], profile: str, **kwargs: 
             snapshot(_trace(source, namespace, profile, **kwargs))]
 
 
+def _snapshot_cache_off(source: str, namespace: Any) -> dict[str, Any]:
+    """The snapshot of ``source`` traced with the cache off, in a fresh ``namespace()`` (a cell that changes its
+    arrays in place needs new ones for every trace); the cache is left empty."""
+    replay.ENABLED = False
+    try:
+        return snapshot(_trace(source, namespace()))
+    finally:
+        replay.ENABLED = True
+        replay.TEMPLATES.clear()
+
+
 def test_every_parity_case_replays_to_the_graph_facts_and_hazards_it_builds():
     checked = replayed = 0
     with warnings.catch_warnings():
@@ -450,12 +461,7 @@ def test_constant_operands_are_replayed_to_the_graph_they_build():
     graph constants made from the replayed call's own arrays: a cell of them is replayed, not rebuilt at every
     call, to the graph, facts and hazards building every call gives (one constant per array object, equal values
     in two arrays included; two values at one site), and compute what the cell computes."""
-    replay.ENABLED = False
-    try:
-        off = snapshot(_trace(CONSTANTS, _constants()))
-    finally:
-        replay.ENABLED = True
-    replay.TEMPLATES.clear()
+    off = _snapshot_cache_off(CONSTANTS, _constants)
     filled = snapshot(_trace(CONSTANTS, _constants()))
     settled = _count(replay, "settle")
     try:
@@ -492,12 +498,7 @@ annotate.output_tensors("node", {"y": h})
     def namespace() -> dict[str, Any]:
         return {"np": np, "x": np.ones(3, np.float32), "STEP": np.zeros(3, np.float32)}
 
-    replay.ENABLED = False
-    try:
-        off = snapshot(_trace(source, namespace()))
-    finally:
-        replay.ENABLED = True
-    replay.TEMPLATES.clear()
+    off = _snapshot_cache_off(source, namespace)
     assert snapshot(_trace(source, namespace())) == off
     assert snapshot(_trace(source, namespace())) == off
 

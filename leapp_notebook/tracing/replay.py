@@ -443,6 +443,10 @@ class Template:
         self.aliases = aliases    # made from operands that share nodes: only for calls that share them alike
 
 
+_REFERENCES = frozenset({_Fresh, _Operand, _ConstOperand})
+_CONSTANT_OPERANDS = frozenset({_ConstOperand})
+
+
 def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> Any:
     kind = type(value)
     if kind is torch.fx.Node:
@@ -463,17 +467,23 @@ def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> An
     return value
 
 
-def _nested(value: Any) -> bool:
+def _holds(value: Any, kinds: frozenset[type]) -> bool:
+    """Whether ``value`` is, or holds in its tuples, lists, dicts and slices, a reference of one of ``kinds``."""
     kind = type(value)
-    if kind is _Fresh or kind is _Operand or kind is _ConstOperand:
+    if kind in kinds:
         return True
     if kind is tuple or kind is list:
-        return any(_nested(v) for v in value)
+        return any(_holds(v, kinds) for v in value)
     if kind is dict:
-        return any(_nested(v) for v in value.values())
+        return any(_holds(v, kinds) for v in value.values())
     if kind is slice:
-        return _nested(value.start) or _nested(value.stop) or _nested(value.step)
+        return _holds(value.start, kinds) or _holds(value.stop, kinds) or _holds(value.step, kinds)
     return False
+
+
+def _nested(value: Any) -> bool:
+    """Whether ``value`` refers to an operand or a node of the template: made per call, never a constant."""
+    return _holds(value, _REFERENCES)
 
 
 def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any
@@ -601,19 +611,6 @@ class _Code:
         raise AssertionError(f"unexpected reference container {kind.__name__}")
 
 
-def _refers_to_constant(value: Any) -> bool:
-    kind = type(value)
-    if kind is _ConstOperand:
-        return True
-    if kind is tuple or kind is list:
-        return any(_refers_to_constant(v) for v in value)
-    if kind is dict:
-        return any(_refers_to_constant(v) for v in value.values())
-    if kind is slice:
-        return any(_refers_to_constant(v) for v in (value.start, value.stop, value.step))
-    return False
-
-
 def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
     """A function (args, kwargs as a replay stored them) -> (args, kwargs) with fx nodes for pending ones; None
     when the arguments refer to no pending node."""
@@ -654,7 +651,7 @@ def compile_template(template: Template) -> Any:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
         body.append(line + f"; log.append(n{i})")
     if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
-        consts = _refers_to_constant((template.ops, template.result, template.reported))
+        consts = _holds((template.ops, template.result, template.reported), _CONSTANT_OPERANDS)
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
     body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
