@@ -522,3 +522,39 @@ def test_the_benchmark_cell_of_constant_arrays_is_replayed_whole():
     eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy(), **constants_objects()}
     exec(source, eager)
     np.testing.assert_allclose(again.nodes["node"](fresh)[0], eager["h"], rtol=1e-5, atol=1e-5)
+
+
+IN_CELL_CONSTANTS = '''\
+h = annotate.input_tensors("node", {"x": x})
+MEAN = np.array([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0], dtype=np.float32)
+SCALE = np.array([0.5] * 8, dtype=np.float32)
+for step in range(4):
+    h = np.tanh((h - MEAN) * SCALE)
+    if step == 1:
+        MEAN[0] = 5.0
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+def test_arrays_the_cell_makes_without_traced_data_are_one_constant_each_and_replayed():
+    """MEAN and SCALE made in the cell hold no traced data: each is one graph constant while its contents stay
+    (a plain write into MEAN makes a new one from then on), and the calls using them are replayed on a re-trace, to
+    the graph building every call gives and to the eager values."""
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": np.linspace(-2.0, 2.0, 8, dtype=np.float32)}
+
+    off = _snapshot_cache_off(IN_CELL_CONSTANTS, namespace)
+    filled = snapshot(_trace(IN_CELL_CONSTANTS, namespace()))
+    settled = _count(replay, "settle")
+    try:
+        trace = _trace(IN_CELL_CONSTANTS, namespace())
+    finally:
+        settled.restore()
+    assert filled == off and snapshot(trace) == off and off["node"]["hazards"] == []
+    assert settled.calls == 0
+    constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
+    assert len(constants) == 3  # MEAN, SCALE, and MEAN after its write
+    fresh = np.random.default_rng(6).standard_normal(8).astype(np.float32)
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    exec(IN_CELL_CONSTANTS, eager)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)

@@ -216,6 +216,7 @@ class NodeBuilder:
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
         self.genuine: dict[int, tuple[Any, torch.fx.Node]] = {}
+        self.watched: dict[int, tuple[Any, int, torch.fx.Node]] = {}  # _traced_value: (array, fingerprint, node)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
         self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call

@@ -56,7 +56,10 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
     if kind is sess.array_type:
         prov = value._lp
         if prov is None or prov.builder is not builder or prov._node is None:
-            raise Miss
+            watched = _watched(value, prov)
+            if watched is None:
+                raise Miss
+            return watched
         if sess.versions and prov.version != sess.versions.get(id(root(value)), 0):
             raise Miss
         return value.dtype, value.shape
@@ -99,6 +102,22 @@ def describe_result(result: Any) -> Any:
     raise Miss
 
 
+def _watched(value: Any, prov: Any) -> Any:
+    """The signature part of an array the cell made that holds no traced data (``MEAN = np.linspace(...)``): its
+    values, as for a plain array; None when it is not one, is too large, or was written by code the tracer cannot
+    see (reported per call: ``Session._traced_value``)."""
+    if prov is None or prov.builder is not None or prov.lost is not None or prov.fingerprint is None \
+            or value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+        return None
+    data = value.view(np.ndarray).tobytes()
+    if hash(data) != prov.fingerprint:
+        return None
+    return _WATCHED, value.dtype, value.shape, data
+
+
+_WATCHED = object()  # marks a watched array's part of a signature (never equal to a plain array's)
+
+
 def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, Any], extra: Any,
               result: Any) -> Any:
     """The cache key of a recorded call, or None when it cannot be described (or the cache is off)."""
@@ -117,7 +136,11 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                 prov = value._lp
                 if prov is None or prov.builder is not builder or prov._node is None or (
                         sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
-                    return None
+                    watched = _watched(value, prov)
+                    if watched is None:
+                        return None
+                    parts.append((key, watched))
+                    continue
                 parts.append((key, value.dtype, value.shape))
             elif kind is float and value:
                 parts.append((key, float, value))
@@ -154,6 +177,8 @@ def aliases(values: Any, builder: Any) -> Any:
                 if prov is not None and prov.builder is builder and prov._node is not None:
                     node = prov._node
                     ids.append(id(node.node if type(node) is Pending and node.node is not None else node))
+                elif prov is not None and prov.builder is None and prov.fingerprint is not None:
+                    ids.append(id(item))  # an array the cell made, no traced data: a constant per array
     if len(set(ids)) == len(ids):
         return None
     first: dict[int, int] = {}
@@ -166,8 +191,8 @@ def fits(template: "Template", params: dict[str, Any], builder: Any) -> bool:
 
 
 def _graph_operand(value: Any, builder: Any, found: list[Any]) -> None:
-    """Append what ``value`` becomes in the graph when it is an operand: a traced value's node, a plain array
-    itself (its graph constant is made once per array object, ``NodeBuilder.const``)."""
+    """Append what ``value`` becomes in the graph when it is an operand: a traced value's node, a plain array or
+    an array the cell made without traced data itself (its graph constant is made once per array object)."""
     if type(value) is np.ndarray:
         found.append(value)
     elif isinstance(value, _GRAPH_VALUES):
@@ -175,6 +200,8 @@ def _graph_operand(value: Any, builder: Any, found: list[Any]) -> None:
         if prov is not None and prov.builder is builder and prov._node is not None:
             node = prov._node
             found.append(node.node if type(node) is Pending and node.node is not None else node)
+        elif prov is not None and prov.builder is None and prov.fingerprint is not None:
+            found.append(value)  # an array the cell made, no traced data: a constant per array
 
 
 def _graph_operands(values: Any, builder: Any) -> list[Any]:
@@ -418,10 +445,11 @@ class _ConstOperand:
 
 
 def const_operand(builder: Any, value: Any, line: int | None, helper: str | None, checked: dict[str, Any]) -> Any:
-    """The graph constant of a plain array operand, as building the call makes it (``NodeBuilder.const``: one
-    node per array object); a node made now gets the facts the signature's first call was checked to."""
+    """The graph constant of a constant operand (a plain array, or one the cell made with no traced data), as
+    building the call makes it (``Session.graph_value``: one node per array and contents); a node made now gets
+    the facts the signature's first call was checked to."""
     made = len(builder.fresh)
-    node = builder.const(value, baked=False, origin=None, line=line, helper=helper)
+    node = builder.session.graph_value(builder, value, line, helper=helper)
     if len(builder.fresh) != made:
         node.meta[KEY].__dict__.update(checked)
     return node
@@ -504,6 +532,10 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
                 hit = builder.genuine.get(id(item))
                 if hit is not None and hit[0] is item:
                     operands.setdefault(hit[1], _ConstOperand(name, i, facts(hit[1])))
+                continue
+            watched = builder.watched.get(id(item))
+            if watched is not None and watched[0] is item:  # an array the cell made, no traced data: the same
+                operands.setdefault(watched[2], _ConstOperand(name, i, facts(watched[2])))
                 continue
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:

@@ -214,11 +214,20 @@ class Session:
             builder.report("lost-used", lost_line, [node.name], pending_reach=True, origin=prov.lost,
                            const=node.name, at=f" (at line {line})" if line != lost_line else "")
             return node
-        if prov.fingerprint is not None and not is_tensor and fingerprint(eager) != prov.fingerprint:
-            origin = "array written by code the tracer cannot see (compiled code?)"
-            line = prov.line if prov.line is not None else line
-            node = builder.const(eager, baked=True, origin=origin, line=line, helper=helper)
-            builder.report("hidden-write", line, [node.name], pending_reach=True, const=node.name)
+        if prov.fingerprint is not None and not is_tensor:
+            if fingerprint(eager) != prov.fingerprint:
+                origin = "array written by code the tracer cannot see (compiled code?)"
+                line = prov.line if prov.line is not None else line
+                node = builder.const(eager, baked=True, origin=origin, line=line, helper=helper)
+                builder.report("hidden-write", line, [node.name], pending_reach=True, const=node.name)
+                return node
+            # an array the cell made that holds no traced data: one constant per array and contents (a write into
+            # it gives it a new fingerprint, so a new constant), as a plain array gets one per array object
+            hit = builder.watched.get(id(value))
+            if hit is not None and hit[0] is value and hit[1] == prov.fingerprint:
+                return hit[2]
+            node = builder.const(eager, baked=False, origin=None, line=line, helper=helper)
+            builder.watched[id(value)] = (value, prov.fingerprint, node)
             return node
         return builder.const(eager, baked=False, origin=None, line=line, helper=helper)
 
