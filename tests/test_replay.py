@@ -73,6 +73,21 @@ def _snapshot_cache_off(source: str, namespace: Any) -> dict[str, Any]:
         replay.TEMPLATES.clear()
 
 
+def _replayed_as_built(source: str, namespace: Any) -> tuple[ln.Trace, int]:
+    """Trace ``source`` with the cache off, then on twice (each in a fresh ``namespace()``): the three must agree
+    and raise no hazard. Returns the last trace and how many calls it built and checked again (``settle``)."""
+    off = _snapshot_cache_off(source, namespace)
+    assert off["node"]["hazards"] == []
+    assert snapshot(_trace(source, namespace())) == off
+    settled = _count(replay, "settle")
+    try:
+        trace = _trace(source, namespace())
+    finally:
+        settled.restore()
+    assert snapshot(trace) == off
+    return trace, settled.calls
+
+
 def test_every_parity_case_replays_to_the_graph_facts_and_hazards_it_builds():
     checked = replayed = 0
     with warnings.catch_warnings():
@@ -461,16 +476,8 @@ def test_constant_operands_are_replayed_to_the_graph_they_build():
     graph constants made from the replayed call's own arrays: a cell of them is replayed, not rebuilt at every
     call, to the graph, facts and hazards building every call gives (one constant per array object, equal values
     in two arrays included; two values at one site), and compute what the cell computes."""
-    off = _snapshot_cache_off(CONSTANTS, _constants)
-    filled = snapshot(_trace(CONSTANTS, _constants()))
-    settled = _count(replay, "settle")
-    try:
-        trace = _trace(CONSTANTS, _constants())
-    finally:
-        settled.restore()
-    assert filled == off and snapshot(trace) == off
-    assert off["node"]["hazards"] == []
-    assert settled.calls == 0  # every call replayed (a call using a constant made by an earlier call is settled too)
+    trace, settled = _replayed_as_built(CONSTANTS, _constants)
+    assert settled == 0  # every call replayed (a call using a constant made by an earlier call is settled too)
     graph_constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
     # MEAN, STD, W, LOW, HIGH, MEAN_TWIN, GOAL, two SCALES, and np.add(STD, STD)'s result: a new plain array at
     # each step, so a constant per step
@@ -543,15 +550,8 @@ def test_arrays_the_cell_makes_without_traced_data_are_one_constant_each_and_rep
     def namespace() -> dict[str, Any]:
         return {"np": np, "x": np.linspace(-2.0, 2.0, 8, dtype=np.float32)}
 
-    off = _snapshot_cache_off(IN_CELL_CONSTANTS, namespace)
-    filled = snapshot(_trace(IN_CELL_CONSTANTS, namespace()))
-    settled = _count(replay, "settle")
-    try:
-        trace = _trace(IN_CELL_CONSTANTS, namespace())
-    finally:
-        settled.restore()
-    assert filled == off and snapshot(trace) == off and off["node"]["hazards"] == []
-    assert settled.calls == 0
+    trace, settled = _replayed_as_built(IN_CELL_CONSTANTS, namespace)
+    assert settled == 0
     constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
     assert len(constants) == 3  # MEAN, SCALE, and MEAN after its write
     fresh = np.random.default_rng(6).standard_normal(8).astype(np.float32)
