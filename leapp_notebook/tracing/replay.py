@@ -103,7 +103,7 @@ def describe_result(result: Any) -> Any:
 
 
 def _watched(value: Any, prov: Any) -> Any:
-    """The signature part of an array the cell made that holds no traced data (``MEAN = np.linspace(...)``): its
+    """The signature part of an array the cell made that holds no traced data (``SCALE = np.array([...])``): its
     values, as for a plain array; None when it is not one, is too large, or was written by code the tracer cannot
     see (reported per call: ``Session._traced_value``)."""
     if prov is None or prov.builder is not None or prov.lost is not None or prov.fingerprint is None \
@@ -434,7 +434,8 @@ class _Operand:
 
 
 class _ConstOperand:
-    """A plain array operand's graph constant: made at replay from the call's own array (``const_operand``)."""
+    """A constant operand's graph constant (a plain array, or one the cell made with no traced data): made at
+    replay from the call's own array (``const_operand``)."""
 
     __slots__ = ("name", "index", "checked")
 
