@@ -490,10 +490,10 @@ def test_constant_operands_are_replayed_to_the_graph_they_build():
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-5, atol=1e-5)
 
 
-def test_an_array_changed_in_place_between_calls_replays_to_the_graph_building_gives():
-    """A plain array the cell changes with plain NumPy between two uses (STEP[0] += 1): its signature changes with
-    its values, and the replayed graph is the one building every call gives (whose constant is made at the array's
-    first use: docs/architecture.md's pitfalls; the probe reports the difference)."""
+def test_an_array_changed_in_place_between_calls_gets_a_constant_per_value():
+    """A plain array the cell changes with plain NumPy between two uses (STEP[0] += 1): a graph constant per value
+    it is used with (it was one constant holding its first value: a silently wrong graph), replayed to the graph
+    building every call gives, and computing what the cell computes."""
     source = '''\
 h = annotate.input_tensors("node", {"x": x})
 for i in range(4):
@@ -505,30 +505,13 @@ annotate.output_tensors("node", {"y": h})
     def namespace() -> dict[str, Any]:
         return {"np": np, "x": np.ones(3, np.float32), "STEP": np.zeros(3, np.float32)}
 
-    off = _snapshot_cache_off(source, namespace)
-    assert snapshot(_trace(source, namespace())) == off
-    assert snapshot(_trace(source, namespace())) == off
-
-
-def test_the_benchmark_cell_of_constant_arrays_is_replayed_whole():
-    """benchmarks/trace_overhead.py's cell of constant array operands: a re-trace builds and checks no call again
-    (before constant operands were part of signatures, every one of its calls was built again: 40 us/op)."""
-    from benchmarks.trace_overhead import CONSTANTS_CELL, constants_objects
-
-    source = CONSTANTS_CELL.replace("STEPS", "3")
-    x = np.random.default_rng(4).standard_normal((8, 16)).astype(np.float32)
-    first = _trace(source, {"np": np, "x": x, **constants_objects()})
-    assert first.hazards == []
-    settled = _count(replay, "settle")
-    try:
-        again = _trace(source, {"np": np, "x": x, **constants_objects()})
-    finally:
-        settled.restore()
-    assert settled.calls == 0 and snapshot(again) == snapshot(first)
-    fresh = np.random.default_rng(5).standard_normal((8, 16)).astype(np.float32)
-    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy(), **constants_objects()}
+    trace, settled = _replayed_as_built(source, namespace)
+    assert settled == 0  # each value was seen by the trace before
+    assert len([n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]) == 4
+    fresh = np.array([0.5, -1.0, 2.0], np.float32)
+    eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
     exec(source, eager)
-    np.testing.assert_allclose(again.nodes["node"](fresh)[0], eager["h"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=0, atol=0)
 
 
 IN_CELL_CONSTANTS = '''\

@@ -150,6 +150,16 @@ class RecordingGraph(torch.fx.Graph):
         return node
 
 
+_CONTENTS_KEPT = 1024  # elements: a plain constant array up to this size is told apart by its contents too
+
+
+def _contents(value: Any) -> bytes | None:
+    """The bytes of a plain array small enough to compare at every use (None for anything else)."""
+    if type(value) is np.ndarray and value.size <= _CONTENTS_KEPT:
+        return value.tobytes()
+    return None
+
+
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
     """The next free node name of stem ``base``, as fx's ``_Namespace.create_name`` gives it (builtin names are
     numbered from 1), recorded as used."""
@@ -215,7 +225,7 @@ class NodeBuilder:
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
-        self.genuine: dict[int, tuple[Any, torch.fx.Node]] = {}
+        self.genuine: dict[int, tuple[Any, torch.fx.Node, bytes | None]] = {}  # const(): (array, node, contents)
         self.watched: dict[int, tuple[Any, int, torch.fx.Node]] = {}  # _traced_value: (array, fingerprint, node)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
@@ -280,9 +290,13 @@ class NodeBuilder:
 
     def const(self, value: Any, *, baked: bool, origin: str | None, line: int | None,
               source_nodes: list[str] | None = None, helper: str | None = None) -> torch.fx.Node:
+        contents = None
         if not baked:
+            # one constant per array object while its contents stay: an array the cell changes in place between
+            # two uses (STEP[0] += 1) gets a constant per value; above _CONTENTS_KEPT elements, one per object
+            contents = _contents(value)
             hit = self.genuine.get(id(value))
-            if hit is not None and hit[0] is value:
+            if hit is not None and hit[0] is value and hit[2] == contents:
                 return hit[1]
         kind = "torch" if isinstance(value, torch.Tensor) else "numpy"
         if kind == "torch":
@@ -305,7 +319,7 @@ class NodeBuilder:
                                    dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
                                    origin=origin, sources=tuple(source_nodes or ()), preview=preview)
         if not baked:
-            self.genuine[id(value)] = (value, node)
+            self.genuine[id(value)] = (value, node, contents)
         return node
 
     def module(self, module: torch.nn.Module, name: str) -> str:
