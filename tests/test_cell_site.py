@@ -49,25 +49,6 @@ def test_the_line_table_gives_what_f_lineno_gives_at_every_call():
     assert all(ours == theirs for ours, theirs in seen), [pair for pair in seen if pair[0] != pair[1]][:5]
 
 
-def test_a_frame_under_a_line_tracer_keeps_the_tracer_s_line():
-    seen = []
-
-    def probe(value):
-        frame = sys._getframe(1)
-        seen.append((provenance.frame_line(frame), frame.f_lineno))
-        return value
-
-    def tracer(frame, event, arg):
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        exec(compile("a = probe(1)\nb = probe(2)\n", "<cell-site-traced>", "exec"), {"probe": probe})
-    finally:
-        sys.settrace(None)
-    assert seen == [(1, 1), (2, 2)]
-
-
 def test_a_long_straight_line_cell_reports_every_line_where_it_stands():
     """Thousands of distinct lines: the recorded facts and a hazard far down the cell carry their own lines."""
     steps = 3000

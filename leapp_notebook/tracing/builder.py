@@ -225,8 +225,7 @@ class NodeBuilder:
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
-        self.genuine: dict[int, tuple[Any, torch.fx.Node, bytes | None]] = {}  # const(): (array, node, contents)
-        self.watched: dict[int, tuple[Any, int, torch.fx.Node]] = {}  # _traced_value: (array, fingerprint, node)
+        self.genuine: dict[int, tuple[Any, torch.fx.Node, Any]] = {}  # const(): (array, node, contents)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
         self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call
@@ -289,14 +288,17 @@ class NodeBuilder:
         return node
 
     def const(self, value: Any, *, baked: bool, origin: str | None, line: int | None,
-              source_nodes: list[str] | None = None, helper: str | None = None) -> torch.fx.Node:
-        contents = None
+              source_nodes: list[str] | None = None, helper: str | None = None, owner: Any = None,
+              contents: Any = None) -> torch.fx.Node:
+        """A constant node holding ``value``. A genuine one is made once per array object and contents: an array
+        the cell changes in place between two uses (STEP[0] += 1) gets a constant per value (above _CONTENTS_KEPT
+        elements, one per object). ``owner``/``contents``: the object and contents to know it by, when ``value``
+        is a view of it (an array the cell made, known by its fingerprint: Session._traced_value)."""
         if not baked:
-            # one constant per array object while its contents stay: an array the cell changes in place between
-            # two uses (STEP[0] += 1) gets a constant per value; above _CONTENTS_KEPT elements, one per object
-            contents = _contents(value)
-            hit = self.genuine.get(id(value))
-            if hit is not None and hit[0] is value and hit[2] == contents:
+            if owner is None:
+                owner, contents = value, _contents(value)
+            hit = self.genuine.get(id(owner))
+            if hit is not None and hit[0] is owner and hit[2] == contents:
                 return hit[1]
         kind = "torch" if isinstance(value, torch.Tensor) else "numpy"
         if kind == "torch":
@@ -319,7 +321,7 @@ class NodeBuilder:
                                    dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
                                    origin=origin, sources=tuple(source_nodes or ()), preview=preview)
         if not baked:
-            self.genuine[id(value)] = (value, node, contents)
+            self.genuine[id(owner)] = (owner, node, contents)
         return node
 
     def module(self, module: torch.nn.Module, name: str) -> str:

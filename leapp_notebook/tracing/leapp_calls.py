@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from .provenance import user_frame
+from .provenance import per_code, user_frame
 
 UNSET = object()
 
@@ -67,7 +67,6 @@ _OPERATORS = {"UNARY_INVERT": "~", "UNARY_POSITIVE": "+x", "UNARY_NEGATIVE": "-x
 # Per code object: what each of its call and operator instructions is (offset -> (site, keyword names)), decoded
 # in one pass over the code when a predicate first asks about one of its sites. Kept per code object, not per
 # site: a long straight-line cell has a site per line, and a bound on sites would disassemble it again and again.
-# Keyed by the code object's id, the code kept beside its table (a code object hashes its constants at every lookup).
 _SITE_TABLES: dict[int, tuple[Any, dict[int, tuple[str, tuple[str, ...] | None]]]] = {}
 _MAX_SITE_TABLES = 256  # code objects (cells and the functions they define; a re-run cell reuses its own)
 _UNKNOWN = ("", None)
@@ -78,13 +77,7 @@ def _call_site() -> tuple[str, tuple[str, ...] | None]:
     frame = user_frame(3)
     if frame is None:
         return _UNKNOWN
-    code = frame.f_code
-    entry = _SITE_TABLES.get(id(code))
-    if entry is None or entry[0] is not code:
-        if len(_SITE_TABLES) >= _MAX_SITE_TABLES:
-            _SITE_TABLES.clear()
-        entry = _SITE_TABLES[id(code)] = code, _site_table(code)
-    return entry[1].get(frame.f_lasti, _UNKNOWN)
+    return per_code(_SITE_TABLES, _MAX_SITE_TABLES, frame.f_code, _site_table).get(frame.f_lasti, _UNKNOWN)
 
 
 def _site_table(code: Any) -> dict[int, tuple[str, tuple[str, ...] | None]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import torch
@@ -221,28 +221,39 @@ SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),
 # Per code object of a cell (its module code and the functions it defines): the line of each code unit. A
 # frame's ``f_lineno`` decodes the code's line table from its start at every read, so in a long straight-line
 # cell each read costs in proportion to how far down the cell it is (at line 20,000, 170 us a read: tracing
-# such a cell was quadratic). The table is made once per code object, in one pass; a re-run cell reuses it. Keyed
-# by the code object's id, the code kept beside its table (so the id cannot be reused while the entry lives): a
-# code object hashes its constants at every lookup, which in a long cell costs microseconds.
+# such a cell was quadratic). The table is made once per code object, in one pass (``per_code``); a re-run cell
+# reuses it.
 _LINE_TABLES: dict[int, tuple[Any, list[int | None]]] = {}
 _MAX_LINE_TABLES = 1024
+
+
+def per_code(cache: dict[int, tuple[Any, Any]], limit: int, code: Any, make: Callable[[Any], Any]) -> Any:
+    """``make(code)``, kept in ``cache`` by the code object's id with the code beside it (the id cannot be reused
+    while the entry lives; a code object used as a key would hash its constants at every lookup); ``cache`` starts
+    over at ``limit`` entries."""
+    entry = cache.get(id(code))
+    if entry is not None and entry[0] is code:
+        return entry[1]
+    if len(cache) >= limit:
+        cache.clear()
+    value = make(code)
+    cache[id(code)] = code, value
+    return value
 
 
 def _line_table(code: Any) -> list[int | None]:
     table: list[int | None] = [None] * (len(code.co_code) // 2)
     for start, end, line in code.co_lines():
         table[start // 2:end // 2] = [line] * ((end - start) // 2)
-    if len(_LINE_TABLES) >= _MAX_LINE_TABLES:
-        _LINE_TABLES.clear()
-    _LINE_TABLES[id(code)] = code, table
     return table
 
 
 def frame_line(frame: Any) -> int | None:
     """``frame.f_lineno`` of a frame running a cell's code, read from the code's line table."""
     code = frame.f_code
-    entry = _LINE_TABLES.get(id(code))
-    table = entry[1] if entry is not None and entry[0] is code else _line_table(code)
+    entry = _LINE_TABLES.get(id(code))  # per_code's hit, spelled out: this runs for every recorded call
+    table = entry[1] if entry is not None and entry[0] is code else \
+        per_code(_LINE_TABLES, _MAX_LINE_TABLES, code, _line_table)
     unit = frame.f_lasti // 2
     line = table[unit] if 0 <= unit < len(table) and frame.f_trace is None else None
     return line if line is not None else frame.f_lineno

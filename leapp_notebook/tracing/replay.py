@@ -527,16 +527,14 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
         else:
             items = [(None, value)]
         for i, item in items:
-            if type(item) is np.ndarray:
-                # a constant operand: its graph constant is made from the replayed call's own array (the same
-                # array object gives the same node, as building the call does); the signature holds its value
-                hit = builder.genuine.get(id(item))
-                if hit is not None and hit[0] is item:
-                    operands.setdefault(hit[1], _ConstOperand(name, i, facts(hit[1])))
+            # a constant operand (a plain array, or one the cell made with no traced data): its graph constant is
+            # made from the replayed call's own array (one per array and contents, as building the call does); the
+            # signature holds its value
+            hit = builder.genuine.get(id(item))
+            if hit is not None and hit[0] is item:
+                operands.setdefault(hit[1], _ConstOperand(name, i, facts(hit[1])))
                 continue
-            watched = builder.watched.get(id(item))
-            if watched is not None and watched[0] is item:  # an array the cell made, no traced data: the same
-                operands.setdefault(watched[2], _ConstOperand(name, i, facts(watched[2])))
+            if type(item) is np.ndarray:
                 continue
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:

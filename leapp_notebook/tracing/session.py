@@ -222,13 +222,9 @@ class Session:
                 builder.report("hidden-write", line, [node.name], pending_reach=True, const=node.name)
                 return node
             # an array the cell made that holds no traced data: one constant per array and contents (a write into
-            # it gives it a new fingerprint, so a new constant), as a plain array gets one per array object
-            hit = builder.watched.get(id(value))
-            if hit is not None and hit[0] is value and hit[1] == prov.fingerprint:
-                return hit[2]
-            node = builder.const(eager, baked=False, origin=None, line=line, helper=helper)
-            builder.watched[id(value)] = (value, prov.fingerprint, node)
-            return node
+            # it gives it a new fingerprint, so a new constant), as for a plain array
+            return builder.const(eager, baked=False, origin=None, line=line, helper=helper, owner=value,
+                                 contents=prov.fingerprint)
         return builder.const(eager, baked=False, origin=None, line=line, helper=helper)
 
     # -------------------------------------------------------------- recording calls
