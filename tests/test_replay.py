@@ -23,6 +23,7 @@ from benchmarks.trace_overhead import CELL
 from leapp_notebook.tracing import builder as _builder
 from leapp_notebook.tracing import replay
 from leapp_notebook.tracing.facts import facts
+from leapp_notebook.tracing.indexing import _GETITEM
 
 
 def snapshot(trace: ln.Trace) -> dict[str, Any]:
@@ -345,6 +346,47 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     with pytest.raises(replay.Miss):
         describe(tainted, None, sess)  # baked and reported at every call
 
+
+
+INDEXING = '''\
+h = annotate.input_tensors("node", {"x": x})
+for _ in range(3):
+    a = h[:, :2] + h[:, 2:4]
+    b = h[1] * h[1:2] + h[-1]
+    c = h[None, ::2, 1:3] - h[..., 1:3:1][None, 1::2]
+    d = h[::-1, 0] + h[0, ::-1]
+    e = h[:, 0] + h[:, -1] + h[0] + h[1, :]
+    f = h[idx] + h[h[:, 0] > 0.0].sum()
+annotate.output_tensors("node", {"a": a, "b": b, "c": c, "d": d, "e": e, "f": f})
+'''
+
+
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_indexing_keys_are_replayed_to_the_graph_they_build(profile):
+    """A key of slices, ints, None and Ellipsis is keyed by its parts (replay.index_key); index arrays and masks
+    the general way. Every form, replayed, gives the graph, facts and hazards building it gives, and keys that
+    select differently never share a template."""
+    namespace = {"np": np, "x": np.arange(36, dtype=np.float32).reshape(6, 6), "idx": np.array([2, 0])}
+    off, filled, again = _three_ways(INDEXING, namespace, profile)
+    assert filled == off and again == off
+    assert [(kind, line) for kind, line, *_ in off["node"]["hazards"]] == [("reversed-slice", 6)]
+    sess = type("S", (), {"array_type": ln.tracing.array.TracedArray, "versions": {}, "profile": profile})()
+    builder = object()
+    traced = np.zeros((4, 6), np.float32).view(ln.tracing.array.TracedArray)
+    traced._lp = ln.tracing.provenance.Provenance(builder, object())
+    plain = traced.view(np.ndarray)
+    keys = [(0,), (slice(0, 1),), (1,), (-1,), (slice(None), 0), (0, slice(None)), (None,), (Ellipsis,),
+            (slice(None, None, -1),), (slice(None, None, 1),), (slice(None),), (None, slice(None, None, 2)),
+            (Ellipsis, slice(1, 3, 1)), (Ellipsis, slice(1, 3, None)), (True,)]
+    seen = {}
+    for key in keys:
+        found = replay.index_key(sess, builder, _GETITEM, traced, key, np.asarray(plain[key]))
+        assert found is not None and found not in seen, (key, seen.get(found))
+        seen[found] = key
+    # the same key again is the same signature; an untraced or stale array is keyed the general way
+    assert replay.index_key(sess, builder, _GETITEM, traced, (0,), plain[0]) in seen
+    sess.versions = {1: 1}
+    assert replay.index_key(sess, builder, _GETITEM, traced, (0,), plain[0]) not in seen
 
 WRITES = '''\
 h = annotate.input_tensors("node", {"x": x})

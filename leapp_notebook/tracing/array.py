@@ -83,7 +83,10 @@ def ufunc_name(ufunc: np.ufunc) -> str:
 class TracedArray(np.ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
-    _lp: Provenance | None = None  # where the value comes from (tracing/provenance.py)
+    # where the value comes from (tracing/provenance.py): a slot, not an instance dict (one fewer object for every
+    # traced array); __array_finalize__ gives every new array None first
+    __slots__ = ("_lp",)
+    _lp: Provenance | None
 
     @staticmethod
     def watch(result: Any) -> Any:
@@ -97,6 +100,7 @@ class TracedArray(np.ndarray):
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
         # tracer's own wrapping sets the provenance right after (it views a plain array: the first test).
+        self._lp = None
         if type(obj) is not TracedArray:
             return
         prov = obj._lp
@@ -231,8 +235,28 @@ class TracedArray(np.ndarray):
         return sess.record(builder, row, name, params, eager_params, result, extra=extra)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        sess = _session.active()
-        plain_args = _plain_args(args)
+        sess = _session.ACTIVE
+        if sess is not None and sess.thread != get_ident():
+            sess = None
+        # _plain_args, spelled out: the builder of the first traced argument found on the way (builder_of's
+        # answer when every argument before it is an array or a Python scalar)
+        plain_list = []
+        builder = None
+        simple = True
+        for value in args:
+            kind = type(value)
+            if kind is TracedArray:
+                plain_list.append(value.view(np.ndarray))
+                if simple and builder is None:
+                    prov = value._lp
+                    if prov is not None:
+                        builder = prov.builder
+            elif kind is float or kind is int or kind is bool or value is None:
+                plain_list.append(value)
+            else:
+                plain_list.append(plain(value))
+                simple = False
+        plain_args = tuple(plain_list)
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = func(*plain_args, **plain_kwargs)
@@ -242,7 +266,8 @@ class TracedArray(np.ndarray):
             result = func(*plain_args, **plain_kwargs)
         finally:
             sess.suspended -= 1
-        builder = builder_of(args) or builder_of(tuple(kwargs.values()))
+        if builder is None:
+            builder = builder_of(args) or builder_of(tuple(kwargs.values()))
         if builder is None:
             if func in _session.METADATA_FUNCTIONS:
                 return result

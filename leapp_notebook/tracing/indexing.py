@@ -37,7 +37,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     line, location, helper = sess.where()
     # a key recorded before on an operand of the same dtype and shape: its nodes again (tracing/replay.py)
     params = {"a": array, "k": key_tuple}
-    signature = replay.signature(sess, builder, _GETITEM, sess.profile, params, None, eager)
+    signature = replay.index_key(sess, builder, _GETITEM, array, key_tuple, eager)
     template = replay.TEMPLATES.get(signature) if signature is not None else None
     if template is not None and template is not replay.NO_TEMPLATE and not replay.fits(template, params, builder):
         template = None  # made from an index that is the array itself, unlike this one

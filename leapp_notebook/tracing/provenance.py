@@ -272,6 +272,14 @@ def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, st
         if fname == filename:
             if helper is None and code.co_name != "<module>":
                 helper = code.co_name
+            entry = _LINE_TABLES.get(id(code))  # frame_line's common case, spelled out (every recorded call)
+            if entry is not None and entry[0] is code and frame.f_trace is None:
+                table = entry[1]
+                unit = frame.f_lasti // 2
+                if 0 <= unit < len(table):
+                    line = table[unit]
+                    if line is not None:
+                        return line, location, helper
             return frame_line(frame), location, helper
         if location is None and not fname.startswith(SKIP_PREFIXES):
             location = f"{fname}:{frame.f_lineno} in {code.co_name}"

@@ -241,6 +241,37 @@ def ufunc_key(sess: Any, builder: Any, row: Any, ufunc: Any, inputs: tuple[Any, 
     return tuple(parts)
 
 
+_INDEXED = object()  # the first part of an indexing key: never a row's builder, so never a signature's
+_MARK = {slice: slice, int: int, type(None): None, type(Ellipsis): Ellipsis}  # a simple key part's mark
+
+
+def index_key(sess: Any, builder: Any, row: Any, array: Any, key: tuple[Any, ...], result: Any) -> Any:
+    """The cache key of ``array[key]`` (``key`` as a tuple): for a key of slices with int or None parts, ints,
+    None and Ellipsis on an array traced in ``builder`` (the common case: ``x[:, :2]``, ``x[0]``), what
+    :func:`signature` describes, read straight from the call; :func:`signature` for any other key. A call
+    always gets the same kind of key, so its template is found under the key it was stored with. Each part is
+    a mark then its value(s): a slice's three parts, an int's value; None and Ellipsis are their own mark."""
+    prov = array._lp
+    if type(array) is not sess.array_type or type(result) is not np.ndarray or not ENABLED or prov is None \
+            or prov.builder is not builder or prov._node is None or sess.versions:
+        return signature(sess, builder, row, sess.profile, {"a": array, "k": key}, None, result)
+    parts = [_INDEXED, row, sess.profile, array.dtype, array.shape, result.dtype, result.shape]
+    for part in key:
+        mark = _MARK.get(type(part), _INDEXED)
+        if mark is slice:
+            start, stop, step = part.start, part.stop, part.step
+            if type(start) not in _INDEX or type(stop) not in _INDEX or type(step) not in _INDEX:
+                return signature(sess, builder, row, sess.profile, {"a": array, "k": key}, None, result)
+            parts += (slice, start, stop, step)
+        elif mark is int:
+            parts += (int, part)
+        elif mark is _INDEXED:  # an index array, a bool, a list: described the general way
+            return signature(sess, builder, row, sess.profile, {"a": array, "k": key}, None, result)
+        else:
+            parts.append(mark)
+    return tuple(parts)
+
+
 # ------------------------------------------------------------------------------------------
 # settling: what the builder emitted, checked once against NumPy on the call's eager values
 # ------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 ACTIVE: "Session | None" = None
 _VALUE_TYPES = (np.ndarray, torch.Tensor)
+_new_provenance = object.__new__
 
 # Functions whose result is static metadata (shapes, dtypes), never a value derived from data.
 METADATA_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory, np.shares_memory,
@@ -316,6 +317,13 @@ class Session:
         if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
             self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
                               location, finding)
+        if type(nodes) is Pending and type(result) is np.ndarray:  # wrap()'s first case, spelled out
+            traced = result.view(self.array_type)
+            traced._lp = prov = _new_provenance(Provenance)
+            prov.builder, prov._node = builder, nodes
+            prov.version = self.versions.get(id(root(result)), 0) if self.versions else 0
+            prov.lost = prov.line = prov.fingerprint = None
+            return traced
         return self.wrap(builder, result, nodes)
 
     def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
@@ -343,7 +351,10 @@ class Session:
             # a replayed call's array (the hot path): its node will hold the result's facts when built (the
             # call's signature fixes them)
             traced = result.view(self.array_type)
-            traced._lp = Provenance(builder, nodes, self.versions.get(id(root(result)), 0) if self.versions else 0)
+            traced._lp = prov = _new_provenance(Provenance)  # Provenance(builder, nodes, version), spelled out
+            prov.builder, prov._node = builder, nodes
+            prov.version = self.versions.get(id(root(result)), 0) if self.versions else 0
+            prov.lost = prov.line = prov.fingerprint = None
             return traced
         if isinstance(nodes, list):
             return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
