@@ -20,6 +20,7 @@ import numpy as np
 
 from . import indexing, ops, replay
 from . import session as _session
+from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
 from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
 
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
@@ -52,6 +53,15 @@ def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
         else:
             out.append(plain(value))
     return tuple(out)
+
+
+_ONE_OPERAND = object()  # the second operand of a ufunc call with one
+_NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
+
+
+def _eager(a: Any, b: Any) -> dict[str, Any]:
+    """NumPy's operands of a ufunc call with one or two (``b`` is ``_ONE_OPERAND`` for one)."""
+    return {"x0": a} if b is _ONE_OPERAND else {"x0": a, "x1": b}
 
 
 _KEY_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
@@ -137,7 +147,6 @@ class TracedArray(np.ndarray):
                 else:
                     return self._ufunc(sess, ufunc, method, inputs, kwargs)
                 params = {"x0": a, "x1": b}
-                eager_params = {"x0": plain_a, "x1": plain_b}
                 sess.suspended += 1
                 try:
                     result = ufunc(plain_a, plain_b)
@@ -145,7 +154,7 @@ class TracedArray(np.ndarray):
                     sess.suspended -= 1
             else:
                 params = {"x0": a}
-                eager_params = {"x0": plain_a}
+                plain_b = _ONE_OPERAND
                 sess.suspended += 1
                 try:
                     result = ufunc(plain_a)
@@ -156,7 +165,7 @@ class TracedArray(np.ndarray):
                 return TracedArray.watch(result) if has_traced(inputs) else result
             row = ops.UFUNC_ROWS.get(ufunc)
             if row is None:
-                return sess.record(builder, row, ufunc_name(ufunc), params, eager_params, result,
+                return sess.record(builder, row, ufunc_name(ufunc), params, _eager(plain_a, plain_b), result,
                                    extra={"ufunc": ufunc, "call": True})
             key = None
             if not builder.closed and (row.leapp or sess.profile == "full"):
@@ -166,9 +175,11 @@ class TracedArray(np.ndarray):
                 if template is not None and template is not replay.NO_TEMPLATE and (
                         template.aliases is None or replay.fits(template, params, builder)):
                     line, location, helper = sess.where()
-                    return sess.replayed(builder, template, row, row.numpy, params, eager_params, result, False,
-                                         line, location, helper)
-            return sess.record(builder, row, row.numpy, params, eager_params, result,
+                    # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
+                    return sess.replayed(builder, template, row, row.numpy, params,
+                                         _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
+                                         else _NO_PARAMS, result, False, line, location, helper)
+            return sess.record(builder, row, row.numpy, params, _eager(plain_a, plain_b), result,
                                extra={"ufunc": ufunc, "call": True}, alias=key)
         return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,
                            inputs, kwargs)
@@ -257,7 +268,7 @@ class TracedArray(np.ndarray):
                 plain_list.append(plain(value))
                 simple = False
         plain_args = tuple(plain_list)
-        plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
+        plain_kwargs = {k: v if type(v) in _AS_IS else plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = func(*plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere(args, result, getattr(func, "__name__", ""))

@@ -93,7 +93,7 @@ class RecordingGraph(torch.fx.Graph):
         table = self._find_nodes_lookup_table.table
         new = object.__new__
         for pending in log:
-            op, target, base, state, fix, kwargs, memo = pending.spec
+            op, target, base, state, fix, kwargs, memo, found_by = pending.spec
             if kwargs is None:
                 kwargs = pending.kwargs
             args = pending.args
@@ -118,7 +118,7 @@ class RecordingGraph(torch.fx.Graph):
             node._update_args_kwargs(args, kwargs)
             names[node] = name
             append(node)
-            table[(op, target if op == "call_function" else None)][node] = None
+            table[found_by][node] = None
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)

@@ -37,9 +37,9 @@ class Pending:
     """A graph node recorded but not built yet: a replayed call appends one per node to its graph's log
     (tracing/replay.py), and the graph builds them all, in order, in one pass (``RecordingGraph.flush``) before
     anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
-    fixer, constant kwargs, the facts record it last made: [site, record]), ``args``/``kwargs`` the call's
-    arguments (earlier pending nodes among them), ``site`` its (line, location, helper), ``node`` the fx node once
-    built."""
+    fixer, constant kwargs, the facts record it last made: [site, record], its key in fx's find_nodes table),
+    ``args``/``kwargs`` the call's arguments (earlier pending nodes among them), ``site`` its (line, location,
+    helper), ``node`` the fx node once built."""
 
     __slots__ = ("spec", "args", "kwargs", "site", "node")
 

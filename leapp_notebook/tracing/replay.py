@@ -631,6 +631,8 @@ class _Code:
             return f"{self.operand(value)}._lp._node"
         if kind is _ConstOperand:  # a constant made by an earlier call: found again (or made, for another array)
             return f"const_operand(builder, {self.operand(value)}, line, helper, {self.bind(value.checked)})"
+        if (kind is tuple or kind is slice) and not _nested(value):
+            return self.bind(value)  # immutable and made of constants: one object for every replay (x[:, :2]'s key)
         if kind is tuple:
             return "(" + "".join(self.of(v) + ", " for v in value) + ")"
         if kind is list:
@@ -706,7 +708,8 @@ def compile_template(template: Template) -> Any:
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
-        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None])
+        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None],
+                (op, target if op == "call_function" else None))  # the key of fx's find_nodes table
         line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
                f"; n{i}.site = site; n{i}.node = None"
         if static_kwargs is None:
