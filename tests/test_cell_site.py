@@ -49,6 +49,28 @@ def test_the_line_table_gives_what_f_lineno_gives_at_every_call():
     assert all(ours == theirs for ours, theirs in seen), [pair for pair in seen if pair[0] != pair[1]][:5]
 
 
+
+def test_a_session_that_knows_the_cell_finds_every_site_as_the_frame_walk_does():
+    """``top_level_site`` (a session's ``where``) takes the cell's top-level calls from its line table directly and
+    walks the frames for the rest (helpers, lambdas, comprehensions, libraries): the same (line, location, helper)
+    as ``cell_site`` at every call of the varied cell, and a library's call site names the library."""
+    code = compile(VARIED + "import json\njson.loads('1', parse_int=probe)\n", "<cell-site-top>", "exec")
+    table = provenance.line_table(code)
+    seen: list[tuple[object, object]] = []
+
+    def probe(value):
+        seen.append((provenance.top_level_site(code, table, "<cell-site-top>"),
+                     provenance.cell_site("<cell-site-top>")))
+        return value
+
+    exec(code, {"probe": probe, "__file__": "x"})
+    assert len(seen) > 410
+    assert all(ours == walked for ours, walked in seen), [pair for pair in seen if pair[0] != pair[1]][:5]
+    helpers = {site[2] for site, _ in seen}
+    assert {None, "<lambda>", "<genexpr>"} <= helpers
+    library = seen[-1][0]
+    assert library[0] == VARIED.count("\n") + 2 and "json" in library[1] and library[2] is not None
+
 def test_a_long_straight_line_cell_reports_every_line_where_it_stands():
     """Thousands of distinct lines: the recorded facts and a hazard far down the cell carry their own lines."""
     steps = 3000

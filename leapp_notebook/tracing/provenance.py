@@ -250,13 +250,30 @@ def _line_table(code: Any) -> list[int | None]:
 
 def frame_line(frame: Any) -> int | None:
     """``frame.f_lineno`` of a frame running a cell's code, read from the code's line table."""
-    code = frame.f_code
-    entry = _LINE_TABLES.get(id(code))  # per_code's hit, spelled out: this runs for every recorded call
-    table = entry[1] if entry is not None and entry[0] is code else \
-        per_code(_LINE_TABLES, _MAX_LINE_TABLES, code, _line_table)
+    table = line_table(frame.f_code)
     unit = frame.f_lasti // 2
     line = table[unit] if 0 <= unit < len(table) and frame.f_trace is None else None
     return line if line is not None else frame.f_lineno
+
+
+def top_level_site(code: Any, table: list[int | None], filename: str, depth: int = 2
+                   ) -> tuple[int | None, str | None, str | None]:
+    """:func:`cell_site` for a session that knows the cell's code and its line table: a call made by the cell's
+    own top level (most of them) is found without walking or looking anything up."""
+    frame = sys._getframe(depth)
+    if frame.f_code is code and frame.f_trace is None:
+        unit = frame.f_lasti // 2
+        line = table[unit] if 0 <= unit < len(table) else None
+        if line is not None:
+            return line, None, None
+    return cell_site(filename, depth + 1)
+
+
+def line_table(code: Any) -> list[int | None]:
+    """The cell line of every instruction of ``code`` (kept per code object, as :func:`frame_line` reads it)."""
+    entry = _LINE_TABLES.get(id(code))
+    return entry[1] if entry is not None and entry[0] is code else \
+        per_code(_LINE_TABLES, _MAX_LINE_TABLES, code, _line_table)
 
 
 def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, str | None]:
@@ -272,14 +289,6 @@ def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, st
         if fname == filename:
             if helper is None and code.co_name != "<module>":
                 helper = code.co_name
-            entry = _LINE_TABLES.get(id(code))  # frame_line's common case, spelled out (every recorded call)
-            if entry is not None and entry[0] is code and frame.f_trace is None:
-                table = entry[1]
-                unit = frame.f_lasti // 2
-                if 0 <= unit < len(table):
-                    line = table[unit]
-                    if line is not None:
-                        return line, location, helper
             return frame_line(frame), location, helper
         if location is None and not fname.startswith(SKIP_PREFIXES):
             location = f"{fname}:{frame.f_lineno} in {code.co_name}"

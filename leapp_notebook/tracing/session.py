@@ -32,10 +32,12 @@ from .provenance import (
     cell_site,
     fingerprint,
     iter_traced,
+    line_table,
     plain,
     rebuilt,
     root,
     tensor_version,
+    top_level_site,
 )
 from .types import Node, TraceError
 
@@ -64,7 +66,7 @@ class Session:
     """One running trace of one cell."""
 
     def __init__(self, source: str, filename: str, profile: str, array_type: "type[TracedArray]",
-                 on_first_tensor: Callable[[], None] | None = None):
+                 on_first_tensor: Callable[[], None] | None = None, code: Any = None):
         self.source = source
         self.lines = cell_lines(source)
         self.filename = filename
@@ -75,7 +77,9 @@ class Session:
         self.namespace: dict[str, Any] = {}
         # where(): the cell line that led here, the library location when a library made the call, and the
         # helper function the call happened in (a partial, not a method: it runs for every recorded call)
-        self.where = functools.partial(cell_site, filename, 2)
+        # (``code``: the cell's code object, whose own top-level calls are found without a walk)
+        self.where = functools.partial(cell_site, filename, 2) if code is None else \
+            functools.partial(top_level_site, code, line_table(code), filename, 2)
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
