@@ -55,7 +55,7 @@ def test_a_session_that_knows_the_cell_finds_every_site_as_the_frame_walk_does()
     walks the frames for the rest (helpers, lambdas, comprehensions, libraries): the same (line, location, helper)
     as ``cell_site`` at every call of the varied cell, and a library's call site names the library."""
     code = compile(VARIED + "import json\njson.loads('1', parse_int=probe)\n", "<cell-site-top>", "exec")
-    table = provenance.line_table(code)
+    table = provenance.site_table(code)
     seen: list[tuple[object, object]] = []
 
     def probe(value):

@@ -174,11 +174,10 @@ class TracedArray(np.ndarray):
                 template = replay.TEMPLATES.get(key) if key is not None else None
                 if template is not None and template is not replay.NO_TEMPLATE and (
                         template.aliases is None or replay.fits(template, params, builder)):
-                    line, location, helper = sess.where()
                     # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
                     return sess.replayed(builder, template, row, row.numpy, params,
                                          _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
-                                         else _NO_PARAMS, result, False, line, location, helper)
+                                         else _NO_PARAMS, result, False, sess.where())
             return sess.record(builder, row, row.numpy, params, _eager(plain_a, plain_b), result,
                                extra={"ufunc": ufunc, "call": True}, alias=key)
         return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,
@@ -297,9 +296,7 @@ class TracedArray(np.ndarray):
                 if template is not None and template is not replay.NO_TEMPLATE \
                         and template.finding is not replay.NO_TEMPLATE and (
                             template.aliases is None or replay.fits(template, params, builder)):
-                    line, location, helper = sess.where()
-                    return sess.replayed(builder, template, row, name, params, {}, result, False, line, location,
-                                         helper)
+                    return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, sess.where())
             eager_params = _bind(row.names, plain_args, plain_kwargs)
         else:
             params = {f"arg{i}": v for i, v in enumerate(args)} | dict(kwargs)

@@ -123,7 +123,7 @@ class RecordingGraph(torch.fx.Graph):
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)
             site = pending.site
-            if memo[0] == site:
+            if memo[0] is site or memo[0] == site:
                 record = memo[1]
             else:
                 record = new(NodeFacts)

@@ -34,15 +34,17 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         return sess.watch(eager) if isinstance(eager, np.ndarray) else eager
     if builder.closed:
         return eager
-    line, location, helper = sess.where()
+    site = sess.where()
+    line, location, helper = site
     # a key recorded before on an operand of the same dtype and shape: its nodes again (tracing/replay.py)
     params = {"a": array, "k": key_tuple}
     signature = replay.index_key(sess, builder, _GETITEM, array, key_tuple, eager)
     template = replay.TEMPLATES.get(signature) if signature is not None else None
-    if template is not None and template is not replay.NO_TEMPLATE and not replay.fits(template, params, builder):
+    if template is not None and template is not replay.NO_TEMPLATE and template.aliases is not None \
+            and not replay.fits(template, params, builder):
         template = None  # made from an index that is the array itself, unlike this one
     if template is not None and template is not replay.NO_TEMPLATE:
-        nodes, _ = replay.replay(template, builder, params, line, location, helper)
+        nodes, _ = (template.fn or replay.compiled(template))(builder, params, site)
         return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured
     start, reports = len(builder.fresh), builder.n_reports
     builder.settled_from = -1

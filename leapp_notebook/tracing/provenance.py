@@ -256,16 +256,17 @@ def frame_line(frame: Any) -> int | None:
     return line if line is not None else frame.f_lineno
 
 
-def top_level_site(code: Any, table: list[int | None], filename: str, depth: int = 2
+def top_level_site(code: Any, sites: list[tuple[int, None, None] | None], filename: str, depth: int = 2
                    ) -> tuple[int | None, str | None, str | None]:
-    """:func:`cell_site` for a session that knows the cell's code and its line table: a call made by the cell's
-    own top level (most of them) is found without walking or looking anything up."""
+    """:func:`cell_site` for a session that knows the cell's code and its :func:`site_table`: a call made by the
+    cell's own top level (most of them) is found without walking or looking anything up, and gets the one site
+    tuple of its line (nothing made per call; the graph compares sites of consecutive nodes)."""
     frame = sys._getframe(depth)
     if frame.f_code is code and frame.f_trace is None:
         unit = frame.f_lasti // 2
-        line = table[unit] if 0 <= unit < len(table) else None
-        if line is not None:
-            return line, None, None
+        site = sites[unit] if 0 <= unit < len(sites) else None
+        if site is not None:
+            return site
     return cell_site(filename, depth + 1)
 
 
@@ -274,6 +275,20 @@ def line_table(code: Any) -> list[int | None]:
     entry = _LINE_TABLES.get(id(code))
     return entry[1] if entry is not None and entry[0] is code else \
         per_code(_LINE_TABLES, _MAX_LINE_TABLES, code, _line_table)
+
+
+_SITE_TABLES: dict[int, tuple[Any, list[tuple[int, None, None] | None]]] = {}
+
+
+def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
+    by_line: dict[int, tuple[int, None, None]] = {}
+    return [None if line is None else by_line.setdefault(line, (line, None, None)) for line in line_table(code)]
+
+
+def site_table(code: Any) -> list[tuple[int, None, None] | None]:
+    """:func:`line_table` as the sites ``cell_site`` gives a call from the top level of a cell (line, no library
+    location, no helper): one tuple per line, kept per code object."""
+    return per_code(_SITE_TABLES, _MAX_LINE_TABLES, code, _site_table)
 
 
 def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, str | None]:

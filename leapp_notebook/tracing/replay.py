@@ -720,19 +720,13 @@ def compile_template(template: Template) -> Any:
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
     body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
-    prologue = "    site = (line, location, helper)\n    log = builder.graph.log\n"
+    prologue = "    log = builder.graph.log\n"
     if consts:
-        prologue += "    const = builder.const\n    start = len(builder.fresh)\n"
-    source = "def replay(builder, params, line, location, helper):\n" + prologue + "\n".join(body) + "\n"
+        prologue += "    line, location, helper = site\n    const = builder.const\n    start = len(builder.fresh)\n"
+    source = "def replay(builder, params, site):\n" + prologue + "\n".join(body) + "\n"
     namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY, "const_operand": const_operand}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]
-
-
-def replay(template: Template, builder: Any, params: dict[str, Any], line: int | None, location: str | None,
-           helper: str | None) -> tuple[Any, Any]:
-    """The template's nodes for this call: (results as wrap() pairs them, results as hazards mark them)."""
-    return (template.fn or compiled(template))(builder, params, line, location, helper)
 
 
 def built(builder: Any, nodes: Any) -> Any:
@@ -744,6 +738,8 @@ def built(builder: Any, nodes: Any) -> Any:
 
 
 def compiled(template: Template) -> Any:
+    """The template's replay function, compiled on its first use: (builder, params, site: where()'s line,
+    location, helper) -> (results as wrap() pairs them, results as hazards mark them)."""
     template.fn = compile_template(template)
     return template.fn
 

@@ -32,10 +32,10 @@ from .provenance import (
     cell_site,
     fingerprint,
     iter_traced,
-    line_table,
     plain,
     rebuilt,
     root,
+    site_table,
     tensor_version,
     top_level_site,
 )
@@ -79,7 +79,7 @@ class Session:
         # helper function the call happened in (a partial, not a method: it runs for every recorded call)
         # (``code``: the cell's code object, whose own top-level calls are found without a walk)
         self.where = functools.partial(cell_site, filename, 2) if code is None else \
-            functools.partial(top_level_site, code, line_table(code), filename, 2)
+            functools.partial(top_level_site, code, site_table(code), filename, 2)
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
@@ -241,7 +241,8 @@ class Session:
         ``alias``: a second cache key for the call (``replay.ufunc_key``), given the call's template too."""
         if builder.closed:
             return plain(result, depth=0)
-        line, location, helper = self.where()
+        site = self.where()
+        line, location, helper = site
         recorded = row is not None and (self.profile == "full" or row.leapp)
         scalar_result = recorded and extra is not None and "call" in extra and isinstance(result, np.generic)
         if scalar_result and self.profile == "leapp":
@@ -264,8 +265,7 @@ class Session:
             template = None  # made from operands that share a node, unlike these: built, and a template made of it
         if template is not None:
             # a described signature holds no NumPy scalar, so nothing to report for one
-            return self.replayed(builder, template, row, name, params, eager_params, result, scalar_result, line,
-                                 location, helper)
+            return self.replayed(builder, template, row, name, params, eager_params, result, scalar_result, site)
         self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
         nodes: Any = None
@@ -311,16 +311,17 @@ class Session:
 
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,
                  params: dict[str, Any], eager_params: dict[str, Any], result: Any, scalar_result: bool,
-                 line: int | None, location: str | None, helper: str | None) -> Any:
+                 site: tuple[int | None, str | None, str | None]) -> Any:
         """The hot path: a call whose signature was recorded before, its nodes again (pending) for this call's
-        operands and line (tracing/replay.py), with the hazards the call's row and LEAPP's lookup give it."""
-        nodes, marked = (template.fn or replay.compiled(template))(builder, params, line, location, helper)
+        operands and ``site`` (``where()``: line, location, helper; tracing/replay.py), with the hazards the call's
+        row and LEAPP's lookup give it."""
+        nodes, marked = (template.fn or replay.compiled(template))(builder, params, site)
         finding = template.finding
         if finding is replay.NO_TEMPLATE:
             finding = leapp_defects.find(name, eager_params, result)
         if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
-            self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, line,
-                              location, finding)
+            self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, site[0],
+                              site[1], finding)
         if type(nodes) is Pending and type(result) is np.ndarray:  # wrap()'s first case, spelled out
             traced = result.view(self.array_type)
             traced._lp = prov = _new_provenance(Provenance)
