@@ -68,6 +68,19 @@ def test_tables_report_flatness_against_the_smallest_cell_and_the_leapp_ratio():
     assert "6.0x (worst size)  met" in targets
     assert "1.300x (1,995 vs 210 ops)  NOT met" in targets
     assert "6.50 us/op (worst)  met" in targets  # the worse of the two sizes
+    assert "6.50x eager (worst)  met" in targets  # eager at 1 us/op: the host the target was set on
+
+
+def test_the_record_target_is_also_read_against_this_hosts_eager_speed():
+    """8 us/op was set on a host whose eager cell ran at about 1 us/op: on a host twice as slow, 14 us/op recorded
+    on an eager 2 us/op misses the absolute figure and meets the scaled one; 18 us/op misses both."""
+    met = _result(2_000, 1_995, trace_us=28.0, leapp_us=200.0)
+    met.eager *= 2.0
+    missed = _result(2_000, 1_995, trace_us=36.0, leapp_us=200.0)
+    missed.eager *= 2.0
+    first, second = ("\n".join(scaling.target_lines([r], None)) for r in (met, missed))
+    assert "14.00 us/op (worst)  NOT met" in first and "7.00x eager (worst)  met" in first
+    assert "18.00 us/op (worst)  NOT met" in second and "9.00x eager (worst)  NOT met" in second
 
 
 def test_memory_child_measures_the_eager_and_traced_peaks_above_the_input():
