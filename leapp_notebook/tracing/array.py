@@ -12,6 +12,7 @@ Outside an active session every hook behaves as plain NumPy.
 
 from __future__ import annotations
 
+import math
 import sys
 from _thread import get_ident
 from typing import Any
@@ -21,7 +22,7 @@ import numpy as np
 from . import indexing, ops, replay
 from . import session as _session
 from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
-from .provenance import Provenance, builder_of, fingerprint, has_traced, plain
+from .provenance import Provenance, builder_of, fingerprint, has_traced, plain, root
 
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
 
@@ -168,9 +169,27 @@ class TracedArray(np.ndarray):
                 return sess.record(builder, row, ufunc_name(ufunc), params, _eager(plain_a, plain_b), result,
                                    extra={"ufunc": ufunc, "call": True})
             key = None
-            if not builder.closed and (row.leapp or sess.profile == "full"):
-                # recorded before: replayed without the general signature (Session.record stores both keys)
-                key = replay.ufunc_key(sess, builder, row, ufunc, inputs, result)
+            if not builder.closed and (row.leapp or sess.profile == "full") and replay.ENABLED \
+                    and type(result) is np.ndarray:
+                # Recorded before: replayed without the general signature. The key of ufunc(*inputs) is what
+                # replay.signature describes, read straight from the operands (Session.record stores the template
+                # under both keys); none when an operand is not this node's current value.
+                parts = [replay.UFUNC, row.build, ufunc, result.dtype, result.shape]  # the row's builder first
+                versions = sess.versions
+                for value in inputs:
+                    kind = type(value)
+                    if kind is TracedArray:
+                        prov = value._lp
+                        if prov is None or prov.builder is not builder or prov._node is None or (
+                                versions and prov.version != versions.get(id(root(value)), 0)):
+                            parts = None
+                            break
+                        parts.append(value.dtype)
+                        parts.append(value.shape)
+                    else:  # float, int or bool (nothing else reaches here); 0.0 and -0.0 kept apart
+                        parts.append(kind)
+                        parts.append(value if value or kind is not float else math.copysign(1.0, value))
+                key = tuple(parts) if parts is not None else None
                 template = replay.TEMPLATES.get(key) if key is not None else None
                 if template is not None and template is not replay.NO_TEMPLATE and (
                         template.aliases is None or replay.fits(template, params, builder)):

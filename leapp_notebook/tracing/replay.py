@@ -215,30 +215,10 @@ def _graph_operands(values: Any, builder: Any) -> list[Any]:
     return found
 
 
-_UFUNC = object()  # the first part of a ufunc call's key: never a row's builder, so never a signature's
-
-
-def ufunc_key(sess: Any, builder: Any, row: Any, ufunc: Any, inputs: tuple[Any, ...], result: Any) -> Any:
-    """The cache key of ``ufunc(*inputs)`` with one or two operands, traced arrays and Python numbers (the
-    ufunc hook's common case): what :func:`signature` describes, read straight from the operands. The
-    template is stored under both keys (``Session.record``'s ``alias``). None when it cannot be described."""
-    if not ENABLED or type(result) is not np.ndarray:
-        return None
-    parts = [_UFUNC, row.build, ufunc, result.dtype, result.shape]  # the row's builder, as in a signature
-    array_type = sess.array_type
-    for value in inputs:
-        kind = type(value)
-        if kind is array_type:
-            prov = value._lp
-            if prov is None or prov.builder is not builder or prov._node is None or (
-                    sess.versions and prov.version != sess.versions.get(id(root(value)), 0)):
-                return None
-            parts.append(value.dtype)
-            parts.append(value.shape)
-        else:  # float, int or bool (the hook's fast path takes nothing else); 0.0 and -0.0 kept apart
-            parts.append(kind)
-            parts.append(value if value or kind is not float else math.copysign(1.0, value))
-    return tuple(parts)
+# The first part of the key of a ufunc call with one or two operands, traced arrays and Python numbers (the ufunc
+# hook's common case, whose key TracedArray.__array_ufunc__ makes itself): never a row's builder, so never a
+# signature's.
+UFUNC = object()
 
 
 _INDEXED = object()  # the first part of an indexing key: never a row's builder, so never a signature's

@@ -238,7 +238,8 @@ class Session:
                alias: Any = None) -> Any:
         """Record NumPy's call ``name`` (``row``: its lookup row, None when the lookup has none) with ``params``
         (the traced arguments; ``eager_params`` NumPy's) and its eager ``result``; returns the traced result.
-        ``alias``: a second cache key for the call (``replay.ufunc_key``), given the call's template too."""
+        ``alias``: a second cache key for the call (the ufunc hook's own, read from its operands), given the call's
+        template too."""
         if builder.closed:
             return plain(result, depth=0)
         site = self.where()
