@@ -157,3 +157,25 @@ def test_replay_coverage_lists_the_parity_cases_a_re_trace_builds_again(capsys):
     assert any("np.float32(2.0)" in line for line in listed)
     summary = out.strip().splitlines()[-1]
     assert re.match(r"\d+ cases traced twice; \d+ build some call again on the re-trace \(1 lookup rows\)", summary)
+
+
+def test_instructions_reads_valgrinds_count_and_names_its_cells():
+    """benchmarks/instructions.py: the count valgrind prints, every named cell traceable, and a whole measurement
+    of the 210-op cell where valgrind is installed (about a minute: Python starts under it)."""
+    import shutil
+
+    import leapp_notebook as ln
+    from benchmarks import instructions
+
+    assert instructions.parse_collected("==12== Events    : Ir\n==12== Collected : 118133526\n") == 118133526
+    assert instructions.parse_collected("==12== I   refs: 5\n") is None
+    for name in instructions.CELLS:
+        source, namespace = instructions.cell(name)
+        trace = ln.trace_cell(source, dict(namespace))
+        assert trace.hazards == [] and len(trace.nodes) == 1, name
+    with pytest.raises(ValueError, match="cell"):
+        instructions.cell("spiral")
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed: the measurement itself is not run")
+    count, ops = instructions.measure(Path(instructions.ROOT), "small", 1)
+    assert ops == 10 * scaling.OPS_PER_STEP and count > 100 * ops
