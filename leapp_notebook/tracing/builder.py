@@ -101,18 +101,8 @@ class RecordingGraph(torch.fx.Graph):
                 args, kwargs = fix(args, kwargs)
             if not kwargs:
                 kwargs = _NO_KWARGS
-            if base is None:
-                name = namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
-            elif base in _NEVER_BARE:
-                name = _unique(used, counts, base)
-            else:  # _unique, spelled out for a name fx may give bare (most of them)
-                num = counts.get(base, 0)
-                name = base
-                while name in used:
-                    num += 1
-                    name = f"{base}_{num}"
-                used.add(name)
-                counts[base] = num
+            name = _unique(used, counts, base) if base is not None else \
+                namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
             node = _new_node(_Node)
             _init_node(node, self, name, op, target, None)
             node._update_args_kwargs(args, kwargs)
