@@ -332,6 +332,8 @@ def test_hazard_kinds_are_the_catalogue():
     ("z = x.copy()\nz.put([0], 5.0)\ny = z * 2", 2),                 # in-place method
     ("z = x.copy()\nnp.copyto(z, x * 3)\ny = z + x", 2),             # in-place function
     ("vals = list(x.flat)\ny = x * vals[0]", 1),                     # flat iterator
+    ("z = x * 2.0\nz.shape = (2, 2)\ny = z + 1.0", 2),              # shape assigned in place
+    ("z = x * 2.0\nz.dtype = np.int32\ny = z + 1", 2),              # dtype assigned in place (reinterpreted)
 ])
 def test_untracked_derivations_are_reported_never_silent(source, line):
     for profile in ("leapp", "full"):
@@ -340,6 +342,22 @@ def test_untracked_derivations_are_reported_never_silent(source, line):
         assert errors and any(h.line == line for h in errors), (profile, t.hazards)
         assert not agrees_on_fresh_input(t, FRESH1)
 
+
+
+def test_a_shape_assigned_in_place_is_baked_and_reported_where_it_was_silent():
+    """``g.shape = (2, 8)`` changes a traced array without a call the hooks see: the graph kept the old shape and
+    the trace said nothing (only the probe failed). Now the array is baked from that line on, reported there as an
+    in-place change, and the graph gives the eager shape; reading ``x.shape`` stays plain."""
+    source = "g = x * 2.0\ng.shape = (2, 8)\ny = g + 1.0 + x.shape[0]"
+    t = trace(source, x=np.ones((4, 4), np.float32))
+    hazard = [h for h in t.hazards if h.kind == "untraced-call"]
+    assert [(h.line, h.severity) for h in hazard] == [(2, "error")]
+    assert "assigning x.shape modifies a traced array in place" in hazard[0].message
+    baked = hazard[0].graph_nodes
+    graph = t.nodes["node"].graph.graph
+    assert [facts(n).const for n in graph.nodes if n.name in baked] == ["baked"]
+    assert t.nodes["node"](np.ones((4, 4), np.float32))[0].shape == (2, 8)
+    assert t.probe(4).failed == ["y"]  # the baked value, caught on fresh inputs
 
 # ----------------------------------------------------------------------------- LEAPP 0.7.2's own lookup defects
 

@@ -56,6 +56,8 @@ def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_SHAPE, _SET_SHAPE = np.ndarray.shape.__get__, np.ndarray.shape.__set__  # NumPy's own, without TracedArray's
+_DTYPE, _SET_DTYPE = np.ndarray.dtype.__get__, np.ndarray.dtype.__set__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
@@ -121,6 +123,29 @@ class TracedArray(np.ndarray):
             self._lp = Provenance.lost_in(
                 prov.builder, f"derived at line {line} by an ndarray method the tracer does not record", line)
 
+    # ---------------------------------------------------------------- attributes written in place
+    # ``x.shape = (2, 8)`` (or ``x.dtype = ...``) changes the array without a call the hooks see; left to NumPy the
+    # graph would keep the old shape and the trace report nothing. The array is baked where used from here on, with
+    # an ``in-place-method`` hazard, as for ``x.resize(...)``. Reading goes to NumPy's own descriptor (the tracer's
+    # hot path reads it directly: ``_SHAPE(x)``, ``_DTYPE(x)``).
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return _SHAPE(self)
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        _SET_SHAPE(self, value)
+        _session.modified_in_place(self, "assigning x.shape")
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _DTYPE(self)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        _SET_DTYPE(self, value)
+        _session.modified_in_place(self, "assigning x.dtype")
+
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         sess = _session.ACTIVE
@@ -184,8 +209,9 @@ class TracedArray(np.ndarray):
                                 versions and prov.version != versions.get(id(root(value)), 0)):
                             parts = None
                             break
-                        parts.append(value.dtype)
-                        parts.append(value.shape)
+                        plain_value = plain_a if value is a else plain_b  # NumPy's own dtype and shape readers
+                        parts.append(plain_value.dtype)
+                        parts.append(plain_value.shape)
                     else:  # float, int or bool (nothing else reaches here); 0.0 and -0.0 kept apart
                         parts.append(kind)
                         parts.append(value if value or kind is not float else math.copysign(1.0, value))

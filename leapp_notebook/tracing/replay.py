@@ -39,6 +39,8 @@ _PER_CALL = ("line", "location", "helper")
 _MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
 _MAX_KEYED = 1024   # elements: a plain array operand up to this size is part of a signature by value
 _MAX_TEMPLATES = 20_000
+# NumPy's own readers of a traced array's dtype and shape (TracedArray's properties add a Python call per read)
+_dtype, _shape = np.ndarray.dtype.__get__, np.ndarray.shape.__get__
 
 
 class Miss(Exception):
@@ -62,7 +64,7 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
             return watched
         if sess.versions and prov.version != sess.versions.get(id(root(value)), 0):
             raise Miss
-        return value.dtype, value.shape
+        return _dtype(value), _shape(value)
     if kind is float:
         # 0.0 and -0.0 (and 1 and 1.0 and True) hash alike: keep what tells them apart
         return (float, value) if value else (float, math.copysign(1.0, value))
@@ -107,12 +109,12 @@ def _watched(value: Any, prov: Any) -> Any:
     values, as for a plain array; None when it is not one, is too large, or was written by code the tracer cannot
     see (reported per call: ``Session._traced_value``)."""
     if prov is None or prov.builder is not None or prov.lost is not None or prov.fingerprint is None \
-            or value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+            or value.size > _MAX_KEYED or _dtype(value).kind not in "biufc":
         return None
     data = value.view(np.ndarray).tobytes()
     if hash(data) != prov.fingerprint:
         return None
-    return _WATCHED, value.dtype, value.shape, data
+    return _WATCHED, _dtype(value), _shape(value), data
 
 
 _WATCHED = object()  # marks a watched array's part of a signature (never equal to a plain array's)
@@ -141,7 +143,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                         return None
                     parts.append((key, watched))
                     continue
-                parts.append((key, value.dtype, value.shape))
+                parts.append((key, _dtype(value), _shape(value)))
             elif kind is float and value:
                 parts.append((key, float, value))
             elif kind in _SIMPLE:
@@ -235,7 +237,7 @@ def index_key(sess: Any, builder: Any, row: Any, array: Any, key: tuple[Any, ...
     if type(array) is not sess.array_type or type(result) is not np.ndarray or not ENABLED or prov is None \
             or prov.builder is not builder or prov._node is None or sess.versions:
         return signature(sess, builder, row, sess.profile, {"a": array, "k": key}, None, result)
-    parts = [_INDEXED, row, sess.profile, array.dtype, array.shape, result.dtype, result.shape]
+    parts = [_INDEXED, row, sess.profile, _dtype(array), _shape(array), result.dtype, result.shape]
     for part in key:
         mark = _MARK.get(type(part), _INDEXED)
         if mark is slice:
