@@ -2,7 +2,7 @@
 speed does not move, for comparing two engines (a change of 1% shows; wall-clock figures on this host drift by 10%
 within minutes).
 
-    python benchmarks/instructions.py [--cells loop,straight] [--traces 2] [--engine PATH ...]
+    python benchmarks/instructions.py [--cells loop,straight] [--profiles leapp,full] [--traces 2] [--engine PATH ...]
 
 Each cell is traced twice untimed (filling the recording cache, as a re-run notebook cell finds it), then
 ``--traces`` times with callgrind's instrumentation switched on from outside (``callgrind_control``): Python's start
@@ -53,7 +53,7 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     raise ValueError(f"cell {name!r}: use one of {', '.join(CELLS)}")
 
 
-def child(name: str, traces: int) -> None:
+def child(name: str, traces: int, profile: str = "leapp") -> None:
     """Run in the measured process: warm up, say READY (with the tracer's checkout), wait for a line on stdin, trace,
     say DONE with the op count, wait for stdin to close. The tracer is imported first: the benchmark modules put
     their own checkout on the path."""
@@ -62,7 +62,7 @@ def child(name: str, traces: int) -> None:
 
     source, namespace = cell(name)
     for _ in range(2):
-        trace = ln.trace_cell(source, dict(namespace))
+        trace = ln.trace_cell(source, dict(namespace), profile=profile)
     graph = next(iter(trace.nodes.values())).graph.graph
     ops = sum(1 for n in graph.nodes if n.op in ("call_function", "call_method", "call_module") and not facts(n).cast)
     del trace, graph
@@ -72,7 +72,7 @@ def child(name: str, traces: int) -> None:
     print(f"READY {Path(ln.__file__).resolve().parent.parent}", flush=True)
     sys.stdin.readline()
     for _ in range(traces):
-        ln.trace_cell(source, dict(namespace))
+        ln.trace_cell(source, dict(namespace), profile=profile)
     print(f"DONE {ops}", flush=True)
     sys.stdin.read()
 
@@ -83,13 +83,15 @@ def parse_collected(text: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def measure(engine: Path, name: str, traces: int) -> tuple[int, int]:
-    """(instructions for ``traces`` traces of cell ``name``, recorded ops per trace) with ``engine``'s tracer."""
+def measure(engine: Path, name: str, traces: int, profile: str = "leapp") -> tuple[int, int]:
+    """(instructions for ``traces`` traces of cell ``name`` in ``profile``, recorded ops per trace) with ``engine``'s
+    tracer."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join([str(engine), os.environ.get(
         "PYTHONPATH", "")]).rstrip(os.pathsep))
     with tempfile.TemporaryDirectory() as tmp:
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/out.%p",
-                   sys.executable, str(Path(__file__).resolve()), "--child", name, "--traces", str(traces)]
+                   sys.executable, str(Path(__file__).resolve()), "--child", name, "--traces", str(traces),
+                   "--profiles", profile]
         process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:
@@ -122,17 +124,22 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", default="loop,straight", help=f"comma-separated, among {', '.join(CELLS)}")
     parser.add_argument("--traces", type=int, default=2, help="instrumented traces per cell (default 2)")
+    parser.add_argument("--profiles", default="leapp", help="comma-separated, among leapp, full (default leapp)")
     parser.add_argument("--engine", action="append", default=[],
                         help="a checkout whose leapp_notebook to measure (repeatable; default this one)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.child, args.traces)
+        child(args.child, args.traces, args.profiles)
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
         if name not in CELLS:
             parser.error(f"cell {name!r}: use one of {', '.join(CELLS)}")
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    for profile in profiles:
+        if profile not in ("leapp", "full"):
+            parser.error(f"profile {profile!r}: use leapp or full")
     if args.traces < 1:
         parser.error("--traces must be at least 1")
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
@@ -141,16 +148,17 @@ def main(argv: list[str] | None = None) -> None:
     for engine in engines:
         if not (engine / "leapp_notebook" / "__init__.py").exists():
             parser.error(f"--engine {engine}: no leapp_notebook package there")
-    print(f"{'cell':10} {'engine':40} {'ops':>6} {'instructions/trace':>19} {'per op':>9}")
+    print(f"{'cell':10} {'profile':7} {'engine':40} {'ops':>6} {'instructions/trace':>19} {'per op':>9}")
     for name in names:
-        first = None
-        for engine in engines:
-            count, ops = measure(engine, name, args.traces)
-            per_trace = count / args.traces
-            change = "" if first is None else f"  {per_trace / first - 1:+.1%}"
-            first = per_trace if first is None else first
-            print(f"{name:10} {str(engine)[-40:]:40} {ops:>6,} {per_trace:>19,.0f} {per_trace / ops:>9,.0f}{change}",
-                  flush=True)
+        for profile in profiles:
+            first = None
+            for engine in engines:
+                count, ops = measure(engine, name, args.traces, profile)
+                per_trace = count / args.traces
+                change = "" if first is None else f"  {per_trace / first - 1:+.1%}"
+                first = per_trace if first is None else first
+                print(f"{name:10} {profile:7} {str(engine)[-40:]:40} {ops:>6,} {per_trace:>19,.0f} "
+                      f"{per_trace / ops:>9,.0f}{change}", flush=True)
 
 
 if __name__ == "__main__":
