@@ -255,7 +255,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         for name in input_names:
             snapshot[name] = input_values[name]
     aliases: dict[str, Any] = {}
-    sess = Session(source, filename, profile, TracedArray, on_first_tensor=_tensor.watch_modules, code=code)
+    sess = Session(source, filename, code, profile, TracedArray, on_first_tensor=_tensor.watch_modules)
     sess.namespace = namespace
     nodes: list[Node] = []
     # Tracing allocates many small long-lived objects (fx nodes, meta dicts); the cyclic collector's

@@ -22,7 +22,7 @@ import numpy as np
 from . import indexing, ops, replay
 from . import session as _session
 from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
-from .provenance import Provenance, builder_of, fingerprint, has_traced, plain, root
+from .provenance import Provenance, array_dtype, array_shape, builder_of, fingerprint, has_traced, plain, root
 
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
 
@@ -42,22 +42,7 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
     return bound
 
 
-def _plain_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``args`` without tracing (``plain`` of each, spelled out for traced arrays and Python numbers)."""
-    out = []
-    for value in args:
-        kind = type(value)
-        if kind is TracedArray:
-            out.append(value.view(np.ndarray))
-        elif kind is float or kind is int or kind is bool or value is None:
-            out.append(value)
-        else:
-            out.append(plain(value))
-    return tuple(out)
-
-
-_SHAPE, _SET_SHAPE = np.ndarray.shape.__get__, np.ndarray.shape.__set__  # NumPy's own, without TracedArray's
-_DTYPE, _SET_DTYPE = np.ndarray.dtype.__get__, np.ndarray.dtype.__set__
+_SET_SHAPE, _SET_DTYPE = np.ndarray.shape.__set__, np.ndarray.dtype.__set__  # NumPy's own, without TracedArray's
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
@@ -127,10 +112,10 @@ class TracedArray(np.ndarray):
     # ``x.shape = (2, 8)`` (or ``x.dtype = ...``) changes the array without a call the hooks see; left to NumPy the
     # graph would keep the old shape and the trace report nothing. The array is baked where used from here on, with
     # an ``in-place-method`` hazard, as for ``x.resize(...)``. Reading goes to NumPy's own descriptor (the tracer's
-    # hot path reads it directly: ``_SHAPE(x)``, ``_DTYPE(x)``).
+    # hot path reads it directly: ``provenance.array_shape(x)``, ``array_dtype(x)``).
     @property
     def shape(self) -> tuple[int, ...]:
-        return _SHAPE(self)
+        return array_shape(self)
 
     @shape.setter
     def shape(self, value: Any) -> None:
@@ -139,7 +124,7 @@ class TracedArray(np.ndarray):
 
     @property
     def dtype(self) -> np.dtype:
-        return _DTYPE(self)
+        return array_dtype(self)
 
     @dtype.setter
     def dtype(self, value: Any) -> None:
@@ -293,8 +278,8 @@ class TracedArray(np.ndarray):
         sess = _session.ACTIVE
         if sess is not None and sess.thread != get_ident():
             sess = None
-        # _plain_args, spelled out: the builder of the first traced argument found on the way (builder_of's
-        # answer when every argument before it is an array or a Python scalar)
+        # the arguments made plain, and the builder of the first traced one found on the way (builder_of's answer
+        # when every argument before it is an array or a Python scalar)
         plain_list = []
         builder = None
         simple = True

@@ -31,6 +31,9 @@ import torch.fx
 
 _VALUE_TYPES = (np.ndarray, torch.Tensor)
 _SCALARS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis)})
+# NumPy's own readers of an array's shape and dtype: TracedArray's properties (which catch an assignment) add a
+# Python call to every read, so the tracer's hot path reads through these
+array_shape, array_dtype = np.ndarray.shape.__get__, np.ndarray.dtype.__get__
 
 
 class Pending:

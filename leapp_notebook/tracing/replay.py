@@ -32,6 +32,8 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, facts, update
 from .provenance import Pending, iter_traced, root
+from .provenance import array_dtype as _dtype
+from .provenance import array_shape as _shape
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
 _INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
@@ -39,8 +41,6 @@ _PER_CALL = ("line", "location", "helper")
 _MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
 _MAX_KEYED = 1024   # elements: a plain array operand up to this size is part of a signature by value
 _MAX_TEMPLATES = 20_000
-# NumPy's own readers of a traced array's dtype and shape (TracedArray's properties add a Python call per read)
-_dtype, _shape = np.ndarray.dtype.__get__, np.ndarray.shape.__get__
 
 
 class Miss(Exception):

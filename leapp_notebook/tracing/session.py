@@ -65,8 +65,8 @@ def active() -> "Session | None":
 class Session:
     """One running trace of one cell."""
 
-    def __init__(self, source: str, filename: str, profile: str, array_type: "type[TracedArray]",
-                 on_first_tensor: Callable[[], None] | None = None, code: Any = None):
+    def __init__(self, source: str, filename: str, code: Any, profile: str, array_type: "type[TracedArray]",
+                 on_first_tensor: Callable[[], None] | None = None):
         self.source = source
         self.lines = cell_lines(source)
         self.filename = filename
@@ -76,10 +76,9 @@ class Session:
         self.thread = get_ident()
         self.namespace: dict[str, Any] = {}
         # where(): the cell line that led here, the library location when a library made the call, and the
-        # helper function the call happened in (a partial, not a method: it runs for every recorded call)
-        # (``code``: the cell's code object, whose own top-level calls are found without a walk)
-        self.where = functools.partial(cell_site, filename, 2) if code is None else \
-            functools.partial(top_level_site, code, site_table(code), filename, 2)
+        # helper function the call happened in (a partial, not a method: it runs for every recorded call); the
+        # calls of ``code``'s own top level (the cell's code object) are found without a frame walk
+        self.where = functools.partial(top_level_site, code, site_table(code), filename, 2)
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
