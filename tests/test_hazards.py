@@ -352,7 +352,8 @@ def test_a_shape_assigned_in_place_is_baked_and_reported_where_it_was_silent():
     t = trace(source, x=np.ones((4, 4), np.float32))
     hazard = [h for h in t.hazards if h.kind == "untraced-call"]
     assert [(h.line, h.severity) for h in hazard] == [(2, "error")]
-    assert "assigning x.shape modifies a traced array in place" in hazard[0].message
+    assert "assigning x.shape changes a traced array in place" in hazard[0].message
+    assert "`x = x.reshape(shape)` for `x.shape = shape` is recorded" in hazard[0].fix
     baked = hazard[0].graph_nodes
     graph = t.nodes["node"].graph.graph
     assert [facts(n).const for n in graph.nodes if n.name in baked] == ["baked"]

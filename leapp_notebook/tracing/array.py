@@ -111,8 +111,9 @@ class TracedArray(np.ndarray):
     # ---------------------------------------------------------------- attributes written in place
     # ``x.shape = (2, 8)`` (or ``x.dtype = ...``) changes the array without a call the hooks see; left to NumPy the
     # graph would keep the old shape and the trace report nothing. The array is baked where used from here on, with
-    # an ``in-place-method`` hazard, as for ``x.resize(...)``. Reading goes to NumPy's own descriptor (the tracer's
-    # hot path reads it directly: ``provenance.array_shape(x)``, ``array_dtype(x)``).
+    # an ``untraced-call`` hazard whose fix says what to write instead, as ``x.resize(...)`` is. Reading goes to
+    # NumPy's own descriptor (the tracer's hot path reads it directly: ``provenance.array_shape(x)``,
+    # ``array_dtype(x)``).
     @property
     def shape(self) -> tuple[int, ...]:
         return array_shape(self)
@@ -120,7 +121,7 @@ class TracedArray(np.ndarray):
     @shape.setter
     def shape(self, value: Any) -> None:
         _SET_SHAPE(self, value)
-        _session.modified_in_place(self, "assigning x.shape")
+        _session.modified_in_place(self, "x.shape", cause="attribute-assigned")
 
     @property
     def dtype(self) -> np.dtype:
@@ -129,7 +130,7 @@ class TracedArray(np.ndarray):
     @dtype.setter
     def dtype(self, value: Any) -> None:
         _SET_DTYPE(self, value)
-        _session.modified_in_place(self, "assigning x.dtype")
+        _session.modified_in_place(self, "x.dtype", cause="attribute-assigned")
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:

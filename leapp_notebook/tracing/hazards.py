@@ -104,6 +104,11 @@ CAUSES: dict[str, Cause] = {
                             "cannot follow it, so that array is baked wherever it is used."),
     "in-place-method": Cause("untraced-call", "{name} modifies a traced array in place, which the tracer does not "
                              "record: the array is baked as a constant wherever it is used."),
+    "attribute-assigned": Cause("untraced-call", "assigning {name} changes a traced array in place, which the tracer "
+                                "does not record: the array is baked as a constant wherever it is used.",
+                                "make a new array instead of changing this one: `x = x.reshape(shape)` for "
+                                "`x.shape = shape` is recorded; a dtype assignment reinterprets the bytes, which no "
+                                "graph records (`x = x.astype(dtype)` if a conversion was meant)"),
     "write-into-untraced": Cause("untraced-call", "traced data is written into an untraced array ({target} = ...): "
                                  "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
                                  "wherever it is used (it logs nothing)."),

@@ -500,8 +500,10 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> 
                    note=" (LEAPP logs an error for this)." if sess.profile == "leapp" else ".")
 
 
-def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True) -> None:
-    """``array`` was changed by something the tracer does not record: it is baked wherever it is used."""
+def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True,
+                      cause: str = "in-place-method") -> None:
+    """``array`` was changed by something the tracer does not record (``cause``: the hazard's, a key of
+    ``hazards.CAUSES``): it is baked wherever it is used."""
     sess = active()
     if sess is None or sess.suspended:
         return
@@ -517,7 +519,7 @@ def modified_in_place(array: Any, name: str, *, line: int | None = None, report:
     builder = prov.builder
     array._lp = Provenance.lost_in(builder, f"modified in place by {name} at line {line}", line)
     if report:
-        builder.report("in-place-method", line, [], name=name)
+        builder.report(cause, line, [], name=name)
 
 
 def rebind_in_place(array: Any, result: Any) -> None:
