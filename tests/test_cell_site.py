@@ -110,3 +110,27 @@ def test_call_sites_of_a_long_cell_are_decoded_in_one_pass(monkeypatch):
     flagged = [h.line for h in trace.hazards if "decimals is passed positionally" in h.message]
     assert flagged == [n + 2 for n in range(lines) if n % 2]
     assert disassembled == ["<module>"]
+
+
+def test_cell_lines_numbers_lines_as_python_does():
+    """``cell_lines`` (the split the linecache entry, the renderers and the hazard lines read) against its definition:
+    only \\n, \\r\\n and \\r end a line; with ``keepends`` each line keeps its ending and a last line without one is
+    kept. Random texts of every ending, with form feeds and U+2028 (which str.splitlines would split at)."""
+    import random
+    import re
+
+    def by_definition(source: str, keepends: bool) -> list[str]:
+        if keepends:
+            return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)]
+        lines = re.split(r"\r\n|\r|\n", source)
+        return lines[:-1] if lines and lines[-1] == "" else lines
+
+    rng = random.Random(7)
+    alphabets = (["a", "b", "\n", "\x0c", "\u2028", " "], ["a", "\n", "\r", "\r\n", "\x85", " "])
+    for n in range(4000):
+        source = "".join(rng.choice(alphabets[n % 2]) for _ in range(rng.randint(0, 14)))
+        for keepends in (False, True):
+            assert provenance.cell_lines(source, keepends=keepends) == by_definition(source, keepends), repr(source)
+    assert provenance.cell_lines("x = 1\ny = 2\n", keepends=True) == ["x = 1\n", "y = 2\n"]
+    assert provenance.cell_lines("x = 1\r\ny = 2", keepends=True) == ["x = 1\r\n", "y = 2"]
+    assert provenance.cell_lines("x\x0cy\nz") == ["x\x0cy", "z"]

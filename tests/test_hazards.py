@@ -334,6 +334,8 @@ def test_hazard_kinds_are_the_catalogue():
     ("vals = list(x.flat)\ny = x * vals[0]", 1),                     # flat iterator
     ("z = x * 2.0\nz.shape = (2, 2)\ny = z + 1.0", 2),              # shape assigned in place
     ("z = x * 2.0\nz.dtype = np.int32\ny = z + 1", 2),              # dtype assigned in place (reinterpreted)
+    pytest.param("z = x * 2.0\nz.strides = (0,)\ny = z + 1.0", 2,   # strides assigned in place (NumPy 2.4
+                 marks=pytest.mark.filterwarnings("ignore::DeprecationWarning")),  # deprecates it; it still works)
 ])
 def test_untracked_derivations_are_reported_never_silent(source, line):
     for profile in ("leapp", "full"):
@@ -359,6 +361,38 @@ def test_a_shape_assigned_in_place_is_baked_and_reported_where_it_was_silent():
     assert [facts(n).const for n in graph.nodes if n.name in baked] == ["baked"]
     assert t.nodes["node"](np.ones((4, 4), np.float32))[0].shape == (2, 8)
     assert t.probe(4).failed == ["y"]  # the baked value, caught on fresh inputs
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # NumPy 2.4 deprecates assigning strides
+@pytest.mark.parametrize("assignment,shape,first_row", [
+    ("g.shape = (2, 8)", (2, 8), [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]),
+    ("g.strides = (4, 16)", (4, 4), [2.0, 10.0, 18.0, 26.0]),  # the transpose, as a view
+    ("g.dtype = np.int32", (4, 4), None),
+])
+def test_the_cell_computes_with_the_assigned_geometry(assignment, shape, first_row):
+    """The ufunc hook computes with the plain array a replayed call's result is a view of (``Provenance.plain``),
+    not a new view per call. An assignment to the traced array's shape, strides or dtype leaves that plain array as
+    it was: the cell's own values after the assignment must still be NumPy's, on the first trace (recorded) and on a
+    re-trace (replayed)."""
+    source = f"g = x * 2.0 + 1.0\n{assignment}\ny = g + 1.0\nz = (x * 2.0 + 1.0) * 1.0"
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    g = x * 2.0 + 1.0
+    exec(assignment, {"g": g, "np": np})
+    for _ in range(2):
+        namespace = {"np": np, "x": x}
+        ln.trace_cell(source, namespace, inputs=["x"], outputs=["y"])
+        assert type(namespace["y"]) is np.ndarray and namespace["y"].shape == shape
+        np.testing.assert_array_equal(namespace["y"], g + 1.0)
+        if first_row is not None:
+            assert namespace["y"][0].tolist() == first_row
+        np.testing.assert_array_equal(namespace["z"], x * 2.0 + 1.0)
+        # after the node closed (the tracer records nothing there, nor replaces the array's provenance)
+        after = ('h = annotate.input_tensors("node", {"x": x})\ng = h * 2.0 + 1.0\n'
+                 f'annotate.output_tensors("node", {{"y": g + 1.0}})\n{assignment}\nw = g + 1.0\n')
+        namespace = {"np": np, "x": x}
+        ln.trace_cell(after, namespace)
+        assert namespace["w"].shape == shape
+        np.testing.assert_array_equal(namespace["w"], g + 1.0)
 
 # ----------------------------------------------------------------------------- LEAPP 0.7.2's own lookup defects
 

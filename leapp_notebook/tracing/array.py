@@ -42,7 +42,9 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
     return bound
 
 
-_SET_SHAPE, _SET_DTYPE = np.ndarray.shape.__set__, np.ndarray.dtype.__set__  # NumPy's own, without TracedArray's
+# NumPy's own, without TracedArray's
+_SET_SHAPE, _SET_DTYPE, _SET_STRIDES = np.ndarray.shape.__set__, np.ndarray.dtype.__set__, np.ndarray.strides.__set__
+_GET_STRIDES = np.ndarray.strides.__get__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
@@ -114,14 +116,14 @@ class TracedArray(np.ndarray):
     # an ``untraced-call`` hazard whose fix says what to write instead, as ``x.resize(...)`` is. Reading goes to
     # NumPy's own descriptor (the tracer's hot path reads it directly: ``provenance.array_shape(x)``,
     # ``array_dtype(x)``).
+    # The plain array a provenance keeps (``Provenance.plain``) has the old shape, dtype and strides: cleared first.
     @property
     def shape(self) -> tuple[int, ...]:
         return array_shape(self)
 
     @shape.setter
     def shape(self, value: Any) -> None:
-        _SET_SHAPE(self, value)
-        _session.modified_in_place(self, "x.shape", cause="attribute-assigned")
+        self._assigned(_SET_SHAPE, value, "x.shape")
 
     @property
     def dtype(self) -> np.dtype:
@@ -129,8 +131,21 @@ class TracedArray(np.ndarray):
 
     @dtype.setter
     def dtype(self, value: Any) -> None:
-        _SET_DTYPE(self, value)
-        _session.modified_in_place(self, "x.dtype", cause="attribute-assigned")
+        self._assigned(_SET_DTYPE, value, "x.dtype")
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return _GET_STRIDES(self)
+
+    @strides.setter
+    def strides(self, value: Any) -> None:
+        self._assigned(_SET_STRIDES, value, "x.strides")
+
+    def _assigned(self, setter: Any, value: Any, name: str) -> None:
+        setter(self, value)
+        if self._lp is not None:
+            self._lp.plain = None
+        _session.modified_in_place(self, name, cause="attribute-assigned")
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -141,8 +156,9 @@ class TracedArray(np.ndarray):
             a = inputs[0]
             kind = type(a)
             if kind is TracedArray:
-                plain_a = a.view(np.ndarray)
                 prov = a._lp
+                if prov is None or (plain_a := prov.plain) is None:
+                    plain_a = a.view(np.ndarray)
             elif kind is float or kind is int or kind is bool:
                 plain_a, prov = a, None
             else:
@@ -151,9 +167,11 @@ class TracedArray(np.ndarray):
                 b = inputs[1]
                 kind = type(b)
                 if kind is TracedArray:
-                    plain_b = b.view(np.ndarray)
+                    prov_b = b._lp
+                    if prov_b is None or (plain_b := prov_b.plain) is None:
+                        plain_b = b.view(np.ndarray)
                     if prov is None or prov.builder is None:
-                        prov = b._lp
+                        prov = prov_b
                 elif kind is float or kind is int or kind is bool:
                     plain_b = b
                 else:

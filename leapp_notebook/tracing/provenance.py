@@ -39,7 +39,7 @@ array_shape, array_dtype = np.ndarray.shape.__get__, np.ndarray.dtype.__get__
 class Provenance:
     """The origin of one traced value (see the module docstring for its three states)."""
 
-    __slots__ = ("builder", "_node", "version", "lost", "line", "fingerprint")
+    __slots__ = ("builder", "_node", "version", "lost", "line", "fingerprint", "plain")
 
     def __init__(self, builder: Any = None, node: Any = None, version: int = 0):
         self.builder = builder
@@ -48,6 +48,10 @@ class Provenance:
         self.lost: str | None = None
         self.line: int | None = None
         self.fingerprint: int | None = None
+        # the plain ndarray the traced array is a view of, same shape, strides and dtype (a replayed call's eager
+        # result), for the ufunc hook to compute with instead of a new view per call; None: make the view. An
+        # assignment to the array's shape, dtype or strides clears it.
+        self.plain: Any = None
 
     @classmethod
     def watch(cls, fingerprint: int | None, line: int | None = None) -> "Provenance":
@@ -191,15 +195,29 @@ def root(array: Any) -> Any:
 # ------------------------------------------------------------------------------------------
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_KEPT_BREAK = re.compile(r"(\r\n|\r|\n)")  # the same, kept by re.split
 
 
 def cell_lines(source: str, keepends: bool = False) -> list[str]:
     """The cell's lines as Python numbers them: only ``\\n``, ``\\r\\n`` and ``\\r`` end a line
     (``str.splitlines`` also splits at form feeds, U+2028 and NEL, which would shift every later line)."""
+    # str.split where only \n ends lines (the common case: the regex scans a long cell several times slower, and
+    # every trace reads the lines)
     if not keepends:
-        lines = _LINE_BREAK.split(source)
+        lines = source.split("\n") if "\r" not in source else _LINE_BREAK.split(source)
         return lines[:-1] if lines and lines[-1] == "" else lines
-    return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)]
+    if "\r" not in source:
+        lines = source.split("\n")
+        last = lines.pop()
+        lines = [line + "\n" for line in lines]
+    else:  # each line with its ending: re.split gives the endings as every other part
+        parts = _KEPT_BREAK.split(source)
+        lines = [parts[i] + parts[i + 1] for i in range(0, len(parts) - 1, 2)]
+        last = parts[-1]
+    if last:
+        lines.append(last)
+    return lines
+
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),

@@ -33,9 +33,9 @@ from .builder import init_node as _init_node
 from .builder import new_node as _new_node
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, at_site, facts, update
-from .provenance import iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
+from .provenance import iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
 _INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
@@ -563,7 +563,7 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             if node.op == "get_attr":
                 found = operands.get(node)
                 if type(found) is _ConstOperand:  # made by this call for a plain array operand: made per replay
-                    ops.append(("operand", found, None, None, found.checked, None))
+                    ops.append(("operand", found, None, None, found.checked))
                     continue
                 if info.const != "genuine":
                     return None
@@ -571,12 +571,12 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
                 if array.size > _MAX_CONST:
                     return None
                 checked = {"graph_shape": info.graph_shape, "graph_dtype": info.graph_dtype}
-                ops.append(("const", array, None, None, checked, None))
+                ops.append(("const", array, None, None, checked))
                 continue
             state = {k: v for k, v in info.__dict__.items() if k not in _PER_CALL}
             args = _ref(node.args, index, operands)
             kwargs = _ref(node.kwargs, index, operands)
-            ops.append((node.op, node.target, args, kwargs, state, _nested(args) or _nested(kwargs)))
+            ops.append((node.op, node.target, args, kwargs, state))
         reported = _ref(nodes, index, operands)
         final = _ref(_cast(nodes, casts), index, operands)
     except Miss:
@@ -640,7 +640,7 @@ def compile_template(template: Template) -> Any:
     body = []
     consts = False
     made = 0
-    for i, (op, target, args, kwargs, state, _) in enumerate(template.ops):
+    for i, (op, target, args, kwargs, state) in enumerate(template.ops):
         if op == "const":
             consts = True
             body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
@@ -662,7 +662,7 @@ def compile_template(template: Template) -> Any:
         body.append(f"    nm = {name}; n{i} = new(Node); init(n{i}, graph, nm, {op!r}, {code.bind(target)}, None)")
         body.append(f"    n{i}._update_args_kwargs({code.of(args)}, {kwargs_code})")
         body.append(f"    names[n{i}] = nm; append(n{i}); table[{found_by}][n{i}] = None")
-        body.append(f"    n{i}.meta[KEY] = {memo}[1] if {memo}[0] is site else at_site({code.bind(state)}, site, {memo})")
+        body.append(f"    m = {memo}; n{i}.meta[KEY] = m[1] if m[0] is site else at_site({code.bind(state)}, site, m)")
     if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
         consts = _holds((template.ops, template.result, template.reported), _CONSTANT_OPERANDS)
     if consts:  # constants need no check: not left for the node's dtype pass

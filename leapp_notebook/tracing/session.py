@@ -328,6 +328,7 @@ class Session:
             prov.builder, prov._node = builder, nodes
             prov.version = self.versions.get(id(root(result)), 0) if self.versions else 0
             prov.lost = prov.line = prov.fingerprint = None
+            prov.plain = result
             return traced
         return self.wrap(builder, result, nodes, templated=True)
 
@@ -360,6 +361,7 @@ class Session:
             prov.builder, prov._node = builder, nodes
             prov.version = self.versions.get(id(root(result)), 0) if self.versions else 0
             prov.lost = prov.line = prov.fingerprint = None
+            prov.plain = result
             return traced
         if isinstance(nodes, list):
             return rebuilt(result, (self.wrap(builder, r, n, templated)
@@ -379,7 +381,8 @@ class Session:
         else:
             return result
         traced = array.view(self.array_type)
-        traced._lp = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
+        traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
+        prov.plain = array
         if isinstance(nodes, torch.fx.Node) and not templated:
             # the record emit() made, completed where it stands (see _set_value_facts): the hot path
             nodes.meta[KEY].__dict__.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy",
