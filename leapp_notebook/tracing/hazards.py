@@ -108,8 +108,8 @@ CAUSES: dict[str, Cause] = {
                                 "does not record: the array is baked as a constant wherever it is used.",
                                 "make a new array instead of changing this one: `x = x.reshape(shape)` for "
                                 "`x.shape = shape` is recorded; a dtype assignment reinterprets the bytes, which no "
-                                "graph records (`x = x.astype(dtype)` if a conversion was meant); a strides assignment is a view no graph "
-                                "records (`np.lib.stride_tricks.sliding_window_view`, or slicing, for a window)"),
+                                "graph records (`x = x.astype(dtype)` if a conversion was meant); a strides "
+                                "assignment makes a view no graph records (slicing or `x.T` for what it meant)"),
     "write-into-untraced": Cause("untraced-call", "traced data is written into an untraced array ({target} = ...): "
                                  "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
                                  "wherever it is used (it logs nothing)."),
