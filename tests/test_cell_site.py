@@ -51,15 +51,15 @@ def test_the_line_table_gives_what_f_lineno_gives_at_every_call():
 
 
 def test_a_session_that_knows_the_cell_finds_every_site_as_the_frame_walk_does():
-    """``top_level_site`` (a session's ``where``) takes the cell's top-level calls from its line table directly and
+    """``site_finder`` (a session's ``where``) takes the cell's top-level calls from its line table directly and
     walks the frames for the rest (helpers, lambdas, comprehensions, libraries): the same (line, location, helper)
     as ``cell_site`` at every call of the varied cell, and a library's call site names the library."""
     code = compile(VARIED + "import json\njson.loads('1', parse_int=probe)\n", "<cell-site-top>", "exec")
-    table = provenance.site_table(code)
+    where = provenance.site_finder(code, "<cell-site-top>")
     seen: list[tuple[object, object]] = []
 
     def probe(value):
-        seen.append((provenance.top_level_site(code, table, "<cell-site-top>"),
+        seen.append((where(),
                      provenance.cell_site("<cell-site-top>")))
         return value
 

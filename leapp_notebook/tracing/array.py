@@ -152,15 +152,19 @@ class TracedArray(np.ndarray):
         sess = _session.ACTIVE
         if not kwargs and method == "__call__" and sess is not None and not sess.suspended \
                 and sess.thread == get_ident() and len(inputs) <= 2:
-            # the hot path: ``np.tanh(x)``, ``x * 0.5``: traced arrays and Python numbers, nothing else
+            # The hot path: ``np.tanh(x)``, ``x * 0.5``: traced arrays and Python numbers, nothing else. Each
+            # operand's part of the replay key is read on the way: NumPy's dtype and shape of an array, the type and
+            # value of a number (0.0 and -0.0 kept apart).
             a = inputs[0]
             kind = type(a)
             if kind is TracedArray:
-                prov = a._lp
+                prov = prov_a = a._lp
                 if prov is None or (plain_a := prov.plain) is None:
                     plain_a = a.view(np.ndarray)
+                kind_a, part_a = plain_a.dtype, plain_a.shape
             elif kind is float or kind is int or kind is bool:
-                plain_a, prov = a, None
+                plain_a, prov, prov_a = a, None, None
+                kind_a, part_a = kind, a if a or kind is not float else math.copysign(1.0, a)
             else:
                 return self._ufunc(sess, ufunc, method, inputs, kwargs)
             if len(inputs) == 2:
@@ -170,10 +174,12 @@ class TracedArray(np.ndarray):
                     prov_b = b._lp
                     if prov_b is None or (plain_b := prov_b.plain) is None:
                         plain_b = b.view(np.ndarray)
+                    kind_b, part_b = plain_b.dtype, plain_b.shape
                     if prov is None or prov.builder is None:
                         prov = prov_b
                 elif kind is float or kind is int or kind is bool:
-                    plain_b = b
+                    plain_b, prov_b = b, None
+                    kind_b, part_b = kind, b if b or kind is not float else math.copysign(1.0, b)
                 else:
                     return self._ufunc(sess, ufunc, method, inputs, kwargs)
                 params = {"x0": a, "x1": b}
@@ -185,6 +191,7 @@ class TracedArray(np.ndarray):
             else:
                 params = {"x0": a}
                 plain_b = _ONE_OPERAND
+                prov_b = None
                 sess.suspended += 1
                 try:
                     result = ufunc(plain_a)
@@ -201,32 +208,24 @@ class TracedArray(np.ndarray):
             if not builder.closed and (row.leapp or sess.profile == "full") and replay.ENABLED \
                     and type(result) is np.ndarray:
                 # Recorded before: replayed without the general signature. The key of ufunc(*inputs) is what
-                # replay.signature describes, read straight from the operands (Session.record stores the template
-                # under both keys); none when an operand is not this node's current value.
-                parts = [replay.UFUNC, row.build, ufunc, result.dtype, result.shape]  # the row's builder first
+                # replay.signature describes, made of the operands' parts (Session.record stores the template under
+                # both keys); none when a traced operand is not this node's current value. Without the result's
+                # dtype and shape: NumPy's type resolution gives them from the operands' dtypes and shapes and the
+                # Python numbers' types (NEP 50), all in the key.
                 versions = sess.versions
-                for value in inputs:
-                    kind = type(value)
-                    if kind is TracedArray:
-                        prov = value._lp
-                        if prov is None or prov.builder is not builder or prov._node is None or (
-                                versions and prov.version != versions.get(id(root(value)), 0)):
-                            parts = None
-                            break
-                        plain_value = plain_a if value is a else plain_b  # NumPy's own dtype and shape readers
-                        parts.append(plain_value.dtype)
-                        parts.append(plain_value.shape)
-                    else:  # float, int or bool (nothing else reaches here); 0.0 and -0.0 kept apart
-                        parts.append(kind)
-                        parts.append(value if value or kind is not float else math.copysign(1.0, value))
-                key = tuple(parts) if parts is not None else None
-                template = replay.TEMPLATES.get(key) if key is not None else None
-                if template is not None and template is not replay.NO_TEMPLATE and (
-                        template.aliases is None or replay.fits(template, params, builder)):
-                    # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
-                    return sess.replayed(builder, template, row, row.numpy, params,
-                                         _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
-                                         else _NO_PARAMS, result, False, sess.where())
+                if (prov_a is None or (prov_a.builder is builder and prov_a._node is not None and (
+                        not versions or prov_a.version == versions.get(id(root(a)), 0)))) and (
+                        prov_b is None or (prov_b.builder is builder and prov_b._node is not None and (
+                        not versions or prov_b.version == versions.get(id(root(b)), 0)))):
+                    key = (replay.UFUNC, row.build, ufunc, kind_a, part_a) if plain_b is _ONE_OPERAND else \
+                        (replay.UFUNC, row.build, ufunc, kind_a, part_a, kind_b, part_b)  # the row's builder first
+                    template = replay.TEMPLATES.get(key)
+                    if template is not None and template is not replay.NO_TEMPLATE and (
+                            template.aliases is None or replay.fits(template, params, builder)):
+                        # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
+                        return sess.replayed(builder, template, row, row.numpy, params,
+                                             _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
+                                             else _NO_PARAMS, result, False, sess.where())
             return sess.record(builder, row, row.numpy, params, _eager(plain_a, plain_b), result,
                                extra={"ufunc": ufunc, "call": True}, alias=key)
         return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,

@@ -262,20 +262,6 @@ def frame_line(frame: Any) -> int | None:
     return line if line is not None else frame.f_lineno
 
 
-def top_level_site(code: Any, sites: list[tuple[int, None, None] | None], filename: str, depth: int = 2
-                   ) -> tuple[int | None, str | None, str | None]:
-    """:func:`cell_site` for a session that knows the cell's code and its :func:`site_table`: a call made by the
-    cell's own top level (most of them) is found without walking or looking anything up, and gets the one site
-    tuple of its line (nothing made per call; the graph compares sites of consecutive nodes)."""
-    frame = sys._getframe(depth)
-    if frame.f_code is code and frame.f_trace is None:
-        unit = frame.f_lasti // 2
-        site = sites[unit] if 0 <= unit < len(sites) else None
-        if site is not None:
-            return site
-    return cell_site(filename, depth + 1)
-
-
 def line_table(code: Any) -> list[int | None]:
     """The cell line of every instruction of ``code`` (kept per code object, as :func:`frame_line` reads it)."""
     entry = _LINE_TABLES.get(id(code))
@@ -295,6 +281,29 @@ def site_table(code: Any) -> list[tuple[int, None, None] | None]:
     """:func:`line_table` as the sites ``cell_site`` gives a call from the top level of a cell (line, no library
     location, no helper): one tuple per line, kept per code object."""
     return per_code(_SITE_TABLES, _MAX_LINE_TABLES, code, _site_table)
+
+
+def site_finder(code: Any, filename: str) -> Callable[[], tuple[int | None, str | None, str | None]]:
+    """:func:`cell_site` for a session that knows the cell's code: a function of no arguments, called by a hook
+    (the frame two up is the caller's). A call made by the cell's own top level (most of them) is found without
+    walking or looking anything up, and gets the one site tuple of its line (:func:`site_table`: nothing made per
+    call; a replayed op compares the site of its last node by identity). A closure, not a partial or a method: the
+    interpreter calls a plain function from Python without a C frame between."""
+    sites = site_table(code)
+    count = len(sites)
+    getframe = sys._getframe
+
+    def where() -> tuple[int | None, str | None, str | None]:
+        frame = getframe(2)
+        if frame.f_code is code and frame.f_trace is None:
+            unit = frame.f_lasti // 2
+            if 0 <= unit < count:
+                site = sites[unit]
+                if site is not None:
+                    return site
+        return cell_site(filename, 3)
+
+    return where
 
 
 def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, str | None]:

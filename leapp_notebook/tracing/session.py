@@ -34,9 +34,8 @@ from .provenance import (
     plain,
     rebuilt,
     root,
-    site_table,
+    site_finder,
     tensor_version,
-    top_level_site,
 )
 from .types import Node, TraceError
 
@@ -76,9 +75,9 @@ class Session:
         self.thread = get_ident()
         self.namespace: dict[str, Any] = {}
         # where(): the cell line that led here, the library location when a library made the call, and the
-        # helper function the call happened in (a partial, not a method: it runs for every recorded call); the
+        # helper function the call happened in (a closure, not a method: it runs for every recorded call); the
         # calls of ``code``'s own top level (the cell's code object) are found without a frame walk
-        self.where = functools.partial(top_level_site, code, site_table(code), filename, 2)
+        self.where = site_finder(code, filename)
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
