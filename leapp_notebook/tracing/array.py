@@ -222,6 +222,8 @@ class TracedArray(np.ndarray):
                     template = replay.TEMPLATES.get(key)
                     if template is not None and template is not replay.NO_TEMPLATE and (
                             template.aliases is None or replay.fits(template, params, builder)):
+                        if template.wraps and row.leapp:  # nothing to report: replayed and wrapped in one call
+                            return (template.direct or replay.direct(template))(builder, params, sess.where(), result)
                         # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
                         return sess.replayed(builder, template, row, row.numpy, params,
                                              _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
@@ -344,6 +346,8 @@ class TracedArray(np.ndarray):
                 if template is not None and template is not replay.NO_TEMPLATE \
                         and template.finding is not replay.NO_TEMPLATE and (
                             template.aliases is None or replay.fits(template, params, builder)):
+                    if template.wraps and row.leapp and type(result) is np.ndarray:  # as the ufunc hook does
+                        return (template.direct or replay.direct(template))(builder, params, sess.where(), result)
                     return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, sess.where())
             eager_params = _bind(row.names, plain_args, plain_kwargs)
         else:

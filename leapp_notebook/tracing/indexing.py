@@ -44,6 +44,8 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
             and not replay.fits(template, params, builder):
         template = None  # made from an index that is the array itself, unlike this one
     if template is not None and template is not replay.NO_TEMPLATE:
+        if template.wraps and type(eager) is np.ndarray:  # replayed and wrapped in one call
+            return (template.direct or replay.direct(template))(builder, params, site, eager)
         nodes, _ = (template.fn or replay.compiled(template))(builder, params, site)
         return sess.wrap(builder, eager, nodes, templated=True)  # the nodes have the facts the template captured
     start, reports = len(builder.fresh), builder.n_reports

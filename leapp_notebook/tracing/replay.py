@@ -33,9 +33,9 @@ from .builder import init_node as _init_node
 from .builder import new_node as _new_node
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, at_site, facts, update
+from .provenance import Provenance, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
-from .provenance import iter_traced, root
 
 _SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
 _INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
@@ -474,15 +474,19 @@ class Template:
     and to earlier nodes of the template, facts other than the cell line), its results, and the answer of the
     LEAPP-defect check when it depends on the signature alone."""
 
-    __slots__ = ("ops", "result", "reported", "finding", "fn", "aliases")
+    __slots__ = ("ops", "result", "reported", "finding", "fn", "aliases", "direct", "wraps")
 
     def __init__(self, ops: list[tuple[Any, ...]], result: Any, reported: Any, finding: Any, aliases: Any = None):
         self.fn: Any = None  # compile_template(self), made on the first replay
+        self.direct: Any = None  # compile_template(self, wrapping=True), made on the first direct replay
         self.ops = ops
         self.result = result      # the results as wrap() pairs them (casts included)
         self.reported = reported  # the results as the hazards of the call mark them (before casts)
         self.finding = finding    # NO_TEMPLATE: ask leapp_defects.find on every call
         self.aliases = aliases    # made from operands that share nodes: only for calls that share them alike
+        # one node of its own for one array, and nothing to report: a call of a LEAPP-recorded row (nothing to report
+        # in either profile) whose eager result is an array replays with ``direct``, which wraps it too
+        self.wraps = finding is None and type(result) is _Fresh
 
 
 _REFERENCES = frozenset({_Fresh, _Operand, _ConstOperand})
@@ -632,10 +636,12 @@ class _Code:
         return f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
 
 
-def compile_template(template: Template) -> Any:
+def compile_template(template: Template, wrapping: bool = False) -> Any:
     """One Python function that builds the template's nodes for a call (compiled on a template's first replay: a
     cell that makes a call once never pays for it), as ``RecordingGraph._make`` would, with the graph's tables read
-    once per call and each node's facts from the op's state and the call's site (``facts.at_site``)."""
+    once per call and each node's facts from the op's state and the call's site (``facts.at_site``). ``wrapping``
+    (a template that ``wraps``): the function takes the call's eager array too and returns its traced value, as
+    ``Session.wrap`` makes a replayed call's (the hot path, in one frame)."""
     code = _Code()
     body = []
     consts = False
@@ -669,13 +675,22 @@ def compile_template(template: Template) -> Any:
         body.append("    del builder.fresh[start:]")
     if made:
         body.append(f"    graph._len += {made}")
-    body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
+    if wrapping:  # Session.wrap's first case, for the one node of the result
+        body.append("    sess = builder.session; versions = sess.versions")
+        body.append("    traced = result.view(sess.array_type); traced._lp = prov = new_provenance(Provenance)")
+        body.append(f"    prov.builder = builder; prov._node = {code.of(template.result)}; prov.plain = result")
+        body.append("    prov.version = versions.get(id(root(result)), 0) if versions else 0")
+        body.append("    prov.lost = prov.line = prov.fingerprint = None")
+        body.append("    return traced")
+    else:
+        body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
     prologue = "    graph = builder.graph\n    used, counts, names, append, table = graph.fast\n" if made else ""
     if consts:
         prologue += "    line, location, helper = site\n    const = builder.const\n    start = len(builder.fresh)\n"
-    source = "def replay(builder, params, site):\n" + prologue + "\n".join(body) + "\n"
+    source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
     namespace = {**code.names, "new": _new_node, "Node": torch.fx.Node, "init": _init_node, "unique": unique_name,
-                 "at_site": at_site, "KEY": KEY, "const_operand": const_operand}
+                 "at_site": at_site, "KEY": KEY, "const_operand": const_operand, "Provenance": Provenance,
+                 "new_provenance": object.__new__, "root": root}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]
 
@@ -685,6 +700,14 @@ def compiled(template: Template) -> Any:
     location, helper) -> (results as wrap() pairs them, results as hazards mark them)."""
     template.fn = compile_template(template)
     return template.fn
+
+
+def direct(template: Template) -> Any:
+    """The replay function of a template that ``wraps``, compiled on its first use: (builder, params, site, the
+    call's eager array) -> its traced value. Only for a call of a row LEAPP records, so that neither profile reports
+    anything of it (``Session.replayed`` says what a call reports)."""
+    template.direct = compile_template(template, wrapping=True)
+    return template.direct
 
 
 def store(key: Any, template: Any) -> None:
