@@ -169,6 +169,8 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
 
     assert instructions.parse_collected("==12== Events    : Ir\n==12== Collected : 118133526\n") == 118133526
     assert instructions.parse_collected("==12== I   refs: 5\n") is None
+    totals = instructions.parse_totals("events: Ir Dr I1mr D1mr\nfn=x\n3 1 2\ntotals: 9 4 2 1\n")
+    assert totals == {"Ir": 9, "Dr": 4, "I1mr": 2, "D1mr": 1} and instructions.parse_totals("nothing") == {}
     for name in instructions.CELLS:
         source, namespace = instructions.cell(name)
         trace = ln.trace_cell(source, dict(namespace))
@@ -177,5 +179,8 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
         instructions.cell("spiral")
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed: the measurement itself is not run")
-    count, ops = instructions.measure(Path(instructions.ROOT), "small", 1)
-    assert ops == 10 * scaling.OPS_PER_STEP and count > 100 * ops
+    count, ops, misses = instructions.measure(Path(instructions.ROOT), "small", 1)
+    assert ops == 10 * scaling.OPS_PER_STEP and count > 100 * ops and misses is None
+    measured = instructions.measure(Path(instructions.ROOT), "small", 1, cache_sim=True)
+    assert measured.ops == ops and set(measured.misses) == set(instructions.MISSES)
+    assert 0 < measured.misses["I1mr"] < measured.instructions
