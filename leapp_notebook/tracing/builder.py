@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import ancestors, depends_on_inputs, output_node
+from .provenance import Pending, ancestors, depends_on_inputs, output_node
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -35,40 +35,95 @@ _FX_ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None)
 _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not None) \
     if isinstance(_FX_ILLEGAL, dict) else frozenset(keyword.kwlist) | frozenset(builtins.__dict__)
 _Node = torch.fx.Node
-# torch.fx.Node(...) without its Python-level argument checks (op and target come from the lookup or from torch's
-# own dispatch): new_node(torch.fx.Node), then init_node(node, graph, name, op, target, None)
-new_node = torch.fx.Node.__new__
-init_node = torch._C._NodeBase.__init__
+_new_node = torch.fx.Node.__new__
+_init_node = torch._C._NodeBase.__init__
 # The kwargs of every node recorded without keyword arguments (most of them): fx keeps an empty immutable_dict it is
 # given as it is, and makes a new one (one more object for the collector to walk) from anything else. Nothing can
 # change it in place (fx replaces a node's kwargs, never edits them).
-NO_KWARGS = immutable_dict()
+_NO_KWARGS = immutable_dict()
 # made by RecordingGraph._make (fx's create_node adds only checks and a scan for symbolic values to it)
 _FAST_OPS = frozenset({"call_function", "call_method", "call_module", "placeholder", "get_attr", "output"})
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
 class RecordingGraph(torch.fx.Graph):
-    """An fx Graph for recording: without the per-node scan for symbolic values, which the tracer never creates.
+    """An fx Graph for recording: without the per-node scan for symbolic values, which the tracer never creates,
+    and with a log of pending nodes.
 
     Graph.create_node walks every argument with pytree looking for SymInts; on the tracing path that walk costs
-    more than the rest of recording a NumPy call. :meth:`_make` builds a node without it, and a replayed call
-    (tracing/replay.py) builds its nodes inline, the same way, from ``fast``: the graph's naming and lookup
-    tables, read once per graph (fx never replaces them).
+    more than the rest of recording a NumPy call. A replayed call (tracing/replay.py) does not build its fx nodes:
+    it appends a :class:`Pending` per node to ``log``, and :meth:`flush` builds them in one pass, in order. Every
+    way of reading or extending the graph flushes first (creating a node, ``nodes``, ``find_nodes``, a pending
+    node read through ``Provenance.node``), so the graph is always the one the calls made in order would have
+    built: the same nodes, names and order.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        namespace = self._graph_namespace
-        # (used names, counts per name stem, node -> name, append at the end, fx's find_nodes table)
-        self.fast = (namespace._used_names, namespace._base_count, namespace._obj_to_name,
-                     self._root._prepend, self._find_nodes_lookup_table.table)
+        self.log: list[Pending] = []
+
+    @property
+    def nodes(self) -> Any:  # noqa: D102 - fx's own, after the pending nodes are built
+        if self.log:
+            self.flush()
+        return torch.fx.Graph.nodes.fget(self)
+
+    def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> Any:  # noqa: D102 - fx's own
+        if self.log:
+            self.flush()
+        return super().find_nodes(op=op, target=target, sort=sort)
 
     def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
+        if self.log:
+            self.flush()
         if op not in _FAST_OPS or self.owning_module is not None or type_expr is not None:
             return super().create_node(op, target, args, kwargs, name, type_expr)
         return self._make(op, target, args or (), kwargs or {},
                           None if name is not None else base_name(op, target), name)
+
+    def flush(self) -> None:
+        """Build the pending nodes, in the order they were recorded, at the graph's end (nothing was made after
+        them: making a node flushes first), each with its facts: ``_make`` with its lookups hoisted out of the
+        loop (this builds every replayed op)."""
+        log = self.log[:]
+        self.log.clear()  # the same list: a replay function holds it
+        namespace = self._graph_namespace
+        used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
+        append = self._root._prepend  # before the root: at the end
+        table = self._find_nodes_lookup_table.table
+        new = object.__new__
+        for pending in log:
+            op, target, base, state, fix, kwargs, memo, found_by = pending.spec
+            if kwargs is None:
+                kwargs = pending.kwargs
+            args = pending.args
+            if fix is not None:
+                args, kwargs = fix(args, kwargs)
+            if not kwargs:
+                kwargs = _NO_KWARGS
+            name = _unique(used, counts, base) if base is not None else \
+                namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
+            node = _new_node(_Node)
+            _init_node(node, self, name, op, target, None)
+            node._update_args_kwargs(args, kwargs)
+            names[node] = name
+            append(node)
+            table[found_by][node] = None
+            # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
+            # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
+            # template is process-wide: its memo holds the record and the site, never the graph.)
+            site = pending.site
+            if memo[0] is site or memo[0] == site:
+                record = memo[1]
+            else:
+                record = new(NodeFacts)
+                values = record.__dict__
+                values.update(state)
+                values["line"], values["location"], values["helper"] = site
+                memo[:] = site, record
+            node.meta[KEY] = record
+            pending.node = node
+        self._len += len(log)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
               base: str | None, name: str | None = None) -> torch.fx.Node:
@@ -77,14 +132,17 @@ class RecordingGraph(torch.fx.Graph):
         the target."""
         namespace = self._graph_namespace
         if base is None:
-            name = namespace.create_name(name if name is not None else target_name(target), None)
+            candidate = name if name is not None else _TARGET_NAMES.get(target)
+            if candidate is None:
+                candidate = _TARGET_NAMES[target] = self._target_to_str(target)
+            name = namespace.create_name(candidate, None)
         else:
-            name = unique_name(namespace._used_names, namespace._base_count, base)
-        # the node made without fx's checks (new_node, init_node) and the lookup-table insert spelled out: this
-        # runs for every recorded op
-        node = new_node(_Node)
-        init_node(node, self, name, op, target, None)
-        node._update_args_kwargs(args, kwargs or NO_KWARGS)
+            name = _unique(namespace._used_names, namespace._base_count, base)
+        # torch.fx.Node(...) without its Python-level argument checks (op and target come from the lookup or
+        # from torch's own dispatch), and the lookup-table insert spelled out: this runs for every recorded op
+        node = _new_node(_Node)
+        _init_node(node, self, name, op, target, None)
+        node._update_args_kwargs(args, kwargs or _NO_KWARGS)
         namespace._obj_to_name[node] = name
         self._insert(node)
         self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
@@ -102,7 +160,7 @@ def _contents(value: Any) -> bytes | None:
     return None
 
 
-def unique_name(used: set[str], counts: dict[str, int], base: str) -> str:
+def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
     """The next free node name of stem ``base``, as fx's ``_Namespace.create_name`` gives it (builtin names are
     numbered from 1), recorded as used."""
     num = counts.get(base, 0)
@@ -119,14 +177,6 @@ def unique_name(used: set[str], counts: dict[str, int], base: str) -> str:
     return name
 
 
-def target_name(target: Any) -> str:
-    """The name fx derives from a node's target (``_target_to_str``), computed once per target."""
-    candidate = _TARGET_NAMES.get(target)
-    if candidate is None:
-        candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
-    return candidate
-
-
 def base_name(op: str, target: Any) -> str | None:
     """The name stem fx gives a node of ``target`` when it is a plain identifier without a numeric suffix, else
     None (names in ``_NEVER_BARE`` are numbered from 1, as fx does)."""
@@ -138,7 +188,9 @@ def base_name(op: str, target: Any) -> str | None:
         pass
     except TypeError:  # an unhashable target
         return None
-    candidate = target_name(target)
+    candidate = _TARGET_NAMES.get(target)
+    if candidate is None:
+        candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
     match = _NAME.match(candidate)
     base = None if match is None or match.group(2) is not None else candidate
     _BASE_NAMES[target] = base
@@ -414,7 +466,7 @@ class DtypePass(torch.fx.Interpreter):
             if info.shape is not None and shape != tuple(info.shape):
                 self.builder.report("shape-differs", info.line, [n.name], call=info.numpy or n.name,
                                     got=shape, want=tuple(info.shape))
-            # replaced, not completed where it stands: replayed nodes share their records (facts.at_site)
+            # replaced, not completed where it stands: replayed nodes share their records (RecordingGraph.flush)
             graph_dtype = dtype_name(value.dtype)
             if info.graph_shape != shape or info.graph_dtype != graph_dtype:
                 update(n, graph_shape=shape, graph_dtype=graph_dtype)

@@ -77,23 +77,6 @@ def make(**values: Any) -> NodeFacts:
     return new
 
 
-_SET_STATE = NodeFacts.__dict__["__dict__"].__set__  # a record's field values, set whole (past the frozen check)
-
-
-def at_site(state: dict[str, Any], site: tuple[Any, Any, Any], memo: list[Any]) -> NodeFacts:
-    """The facts of a node a replayed template op makes at ``site`` (line, location, helper): ``state`` holds the
-    others. The nodes one op makes at one site (a loop's iterations) share one record: ``memo`` ([site, record],
-    the op's own) holds the last one made; the replay reads it itself when the site is the same object."""
-    if memo[0] == site:
-        return memo[1]
-    values = state.copy()
-    values["line"], values["location"], values["helper"] = site
-    record = object.__new__(NodeFacts)
-    _SET_STATE(record, values)
-    memo[0], memo[1] = site, record
-    return record
-
-
 def facts(node: Any) -> NodeFacts:
     """The facts of an fx node (empty facts for anything else)."""
     if isinstance(node, torch.fx.Node):

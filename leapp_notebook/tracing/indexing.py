@@ -47,7 +47,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         if template.wraps and type(eager) is np.ndarray:  # replayed and wrapped in one call
             return (template.direct or replay.direct(template))(builder, params, site, eager)
         nodes, _ = (template.fn or replay.compiled(template))(builder, params, site)
-        return sess.wrap(builder, eager, nodes, templated=True)  # the nodes have the facts the template captured
+        return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured
     start, reports = len(builder.fresh), builder.n_reports
     builder.settled_from = -1
     traced = _getitem(sess, builder, array, key_tuple, eager, line, location, helper, iterating, start)

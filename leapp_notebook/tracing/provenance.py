@@ -36,6 +36,17 @@ _SCALARS = frozenset({int, float, bool, complex, str, type(None), slice, type(El
 array_shape, array_dtype = np.ndarray.shape.__get__, np.ndarray.dtype.__get__
 
 
+class Pending:
+    """A graph node recorded but not built yet: a replayed call appends one per node to its graph's log
+    (tracing/replay.py), and the graph builds them all, in order, in one pass (``RecordingGraph.flush``) before
+    anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
+    fixer, constant kwargs, the facts record it last made: [site, record], its key in fx's find_nodes table),
+    ``args``/``kwargs`` the call's arguments (earlier pending nodes among them), ``site`` its (line, location,
+    helper), ``node`` the fx node once built."""
+
+    __slots__ = ("spec", "args", "kwargs", "site", "node")
+
+
 class Provenance:
     """The origin of one traced value (see the module docstring for its three states)."""
 
@@ -43,7 +54,7 @@ class Provenance:
 
     def __init__(self, builder: Any = None, node: Any = None, version: int = 0):
         self.builder = builder
-        self._node = node  # an fx node or None (the recording path reads _node as it is)
+        self._node = node  # an fx node, a Pending one (the recording path reads _node as it is), or None
         self.version = version
         self.lost: str | None = None
         self.line: int | None = None
@@ -70,8 +81,12 @@ class Provenance:
 
     @property
     def node(self) -> Any:
-        """The value's fx node (None for a watched value)."""
-        return self._node
+        """The value's fx node (a pending one is built first, with every node recorded before it)."""
+        node = self._node
+        if type(node) is Pending:
+            self.builder.graph.flush()
+            node = self._node = node.node
+        return node
 
     @node.setter
     def node(self, node: Any) -> None:

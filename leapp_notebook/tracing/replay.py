@@ -28,12 +28,10 @@ import numpy as np
 import torch
 import torch.fx
 
-from .builder import NO_KWARGS, base_name, target_name, unique_name
-from .builder import init_node as _init_node
-from .builder import new_node as _new_node
+from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
-from .facts import KEY, at_site, facts, update
-from .provenance import Provenance, iter_traced, root
+from .facts import KEY, facts, update
+from .provenance import Pending, Provenance, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -179,7 +177,8 @@ def aliases(values: Any, builder: Any) -> Any:
             elif isinstance(item, _GRAPH_VALUES):
                 prov = getattr(item, "_lp", None)
                 if prov is not None and prov.builder is builder and prov._node is not None:
-                    ids.append(id(prov._node))
+                    node = prov._node
+                    ids.append(id(node.node if type(node) is Pending and node.node is not None else node))
                 elif prov is not None and prov.builder is None and prov.fingerprint is not None:
                     ids.append(id(item))  # an array the cell made, no traced data: a constant per array
     if len(set(ids)) == len(ids):
@@ -201,7 +200,8 @@ def _graph_operand(value: Any, builder: Any, found: list[Any]) -> None:
     elif isinstance(value, _GRAPH_VALUES):
         prov = getattr(value, "_lp", None)
         if prov is not None and prov.builder is builder and prov._node is not None:
-            found.append(prov._node)
+            node = prov._node
+            found.append(node.node if type(node) is Pending and node.node is not None else node)
         elif prov is not None and prov.builder is None and prov.fingerprint is not None:
             found.append(value)  # an array the cell made, no traced data: a constant per array
 
@@ -635,17 +635,55 @@ class _Code:
     def operand(value: Any) -> str:
         return f"params[{value.name!r}]" + (f"[{value.index}]" if value.index is not None else "")
 
+    def built(self, value: Any, path: str, calls: set[int]) -> str:
+        """An expression for ``value`` rebuilt from what the replay function stored at ``path``, with every
+        pending node replaced by its fx node (``calls``: the template's ops that are pending, not constants)."""
+        if not _nested(value):
+            return path
+        kind = type(value)
+        if kind is _Fresh:
+            return f"{path}.node" if value.i in calls else path
+        if kind is _ConstOperand:
+            return path  # a graph constant, never pending
+        if kind is _Operand:
+            temp = f"t{self.temps}"
+            self.temps += 1
+            return f"({temp}.node if type({temp} := {path}) is Pending else {temp})"
+        if kind is tuple:
+            return "(" + "".join(self.built(v, f"{path}[{i}]", calls) + ", " for i, v in enumerate(value)) + ")"
+        if kind is list:
+            return "[" + ", ".join(self.built(v, f"{path}[{i}]", calls) for i, v in enumerate(value)) + "]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {self.built(v, f'{path}[{k!r}]', calls)}" for k, v in value.items()) + "}"
+        if kind is slice:
+            return f"slice({self.built(value.start, path + '.start', calls)}, " \
+                   f"{self.built(value.stop, path + '.stop', calls)}, {self.built(value.step, path + '.step', calls)})"
+        raise AssertionError(f"unexpected reference container {kind.__name__}")
+
+
+def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
+    """A function (args, kwargs as a replay stored them) -> (args, kwargs) with fx nodes for pending ones; None
+    when the arguments refer to no pending node."""
+    if not _nested(args) and not _nested(kwargs):
+        return None
+    code = _Code()
+    source = "def fix(args, kwargs):\n" \
+             f"    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
+    namespace: dict[str, Any] = {"Pending": Pending}
+    exec(compile(source, "<leapp_notebook replay fixer>", "exec"), namespace)  # noqa: S102 - our own source
+    return namespace["fix"]
+
 
 def compile_template(template: Template, wrapping: bool = False) -> Any:
-    """One Python function that builds the template's nodes for a call (compiled on a template's first replay: a
-    cell that makes a call once never pays for it), as ``RecordingGraph._make`` would, with the graph's tables read
-    once per call and each node's facts from the op's state and the call's site (``facts.at_site``). ``wrapping``
-    (a template that ``wraps``): the function takes the call's eager array too and returns its traced value, as
-    ``Session.wrap`` makes a replayed call's (the hot path, in one frame)."""
+    """One Python function that records the template's nodes as pending ones (compiled on a template's first
+    replay: a cell that makes a call once never pays for it). The graph builds them when it flushes
+    (``RecordingGraph.flush``): the spec of each op holds what that needs. ``wrapping`` (a template that
+    ``wraps``): the function takes the call's eager array too and returns its traced value, as ``Session.wrap``
+    makes a replayed call's (the hot path, in one frame)."""
     code = _Code()
     body = []
     consts = False
-    made = 0
+    calls = {i for i, (op, *_) in enumerate(template.ops) if op not in ("const", "operand")}
     for i, (op, target, args, kwargs, state) in enumerate(template.ops):
         if op == "const":
             consts = True
@@ -656,26 +694,20 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
             consts = True
             body.append(f"    n{i} = const_operand(builder, {code.operand(target)}, line, helper, {code.bind(state)})")
             continue
-        made += 1
-        base = base_name(op, target)
-        if base is not None:
-            name = f"unique(used, counts, {base!r})"
-        else:  # fx's own naming (a name stem with a numeric suffix, or not an identifier)
-            name = f"graph._graph_namespace.create_name({code.bind(target_name(target))}, None)"
-        kwargs_code = code.of(kwargs) if _nested(kwargs) else code.bind(kwargs if kwargs else NO_KWARGS)
-        found_by = code.bind((op, target if op == "call_function" else None))  # the key of fx's find_nodes table
-        memo = code.bind([None, None])  # [site, facts] of the last node this op made (facts.at_site)
-        body.append(f"    nm = {name}; n{i} = new(Node); init(n{i}, graph, nm, {op!r}, {code.bind(target)}, None)")
-        body.append(f"    n{i}._update_args_kwargs({code.of(args)}, {kwargs_code})")
-        body.append(f"    names[n{i}] = nm; append(n{i}); table[{found_by}][n{i}] = None")
-        body.append(f"    m = {memo}; n{i}.meta[KEY] = m[1] if m[0] is site else at_site({code.bind(state)}, site, m)")
+        fix = _fixer(args, kwargs, calls)
+        static_kwargs = None if _nested(kwargs) else kwargs
+        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None],
+                (op, target if op == "call_function" else None))  # the key of fx's find_nodes table
+        line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
+               f"; n{i}.site = site; n{i}.node = None"
+        if static_kwargs is None:
+            line += f"; n{i}.kwargs = {code.of(kwargs)}"
+        body.append(line + f"; log.append(n{i})")
     if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
         consts = _holds((template.ops, template.result, template.reported), _CONSTANT_OPERANDS)
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
-    if made:
-        body.append(f"    graph._len += {made}")
-    if wrapping:  # Session.wrap's first case, for the one node of the result
+    if wrapping:  # Session.wrap's first case, for the result's pending node
         body.append("    sess = builder.session; versions = sess.versions")
         body.append("    traced = result.view(sess.array_type); traced._lp = prov = new_provenance(Provenance)")
         body.append(f"    prov.builder = builder; prov._node = {code.of(template.result)}; prov.plain = result")
@@ -684,15 +716,22 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
         body.append("    return traced")
     else:
         body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
-    prologue = "    graph = builder.graph\n    used, counts, names, append, table = graph.fast\n" if made else ""
+    prologue = "    log = builder.graph.log\n"
     if consts:
         prologue += "    line, location, helper = site\n    const = builder.const\n    start = len(builder.fresh)\n"
     source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
-    namespace = {**code.names, "new": _new_node, "Node": torch.fx.Node, "init": _init_node, "unique": unique_name,
-                 "at_site": at_site, "KEY": KEY, "const_operand": const_operand, "Provenance": Provenance,
-                 "new_provenance": object.__new__, "root": root}
+    namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY, "const_operand": const_operand,
+                 "Provenance": Provenance, "new_provenance": object.__new__, "root": root}
     exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
     return namespace["replay"]
+
+
+def built(builder: Any, nodes: Any) -> Any:
+    """``nodes`` as a replay returned them, with fx nodes for pending ones (the graph is flushed first)."""
+    builder.graph.flush()
+    if type(nodes) is list:
+        return [n.node if type(n) is Pending else n for n in nodes]
+    return nodes.node if type(nodes) is Pending else nodes
 
 
 def compiled(template: Template) -> Any:

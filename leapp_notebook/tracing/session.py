@@ -25,6 +25,7 @@ from .builder import NodeBuilder
 from .dtypes import dtype_name
 from .facts import KEY, facts
 from .provenance import (
+    Pending,
     Provenance,
     builder_of,
     cell_lines,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 ACTIVE: "Session | None" = None
 _VALUE_TYPES = (np.ndarray, torch.Tensor)
 _new_provenance = object.__new__
-_FX_NODE = torch.fx.Node
 
 # Functions whose result is static metadata (shapes, dtypes), never a value derived from data.
 METADATA_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory, np.shares_memory,
@@ -311,17 +311,17 @@ class Session:
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,
                  params: dict[str, Any], eager_params: dict[str, Any], result: Any, scalar_result: bool,
                  site: tuple[int | None, str | None, str | None]) -> Any:
-        """The hot path: a call whose signature was recorded before, its nodes again for this call's operands and
-        ``site`` (``where()``: line, location, helper; tracing/replay.py), with the hazards the call's row and LEAPP's
-        lookup give it."""
+        """The hot path: a call whose signature was recorded before, its nodes again (pending) for this call's
+        operands and ``site`` (``where()``: line, location, helper; tracing/replay.py), with the hazards the call's
+        row and LEAPP's lookup give it."""
         nodes, marked = (template.fn or replay.compiled(template))(builder, params, site)
         finding = template.finding
         if finding is replay.NO_TEMPLATE:
             finding = leapp_defects.find(name, eager_params, result)
         if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
-            self._after_build(builder, row, name, marked, result, scalar_result, site[0], site[1], finding)
-        if type(nodes) is _FX_NODE and type(result) is np.ndarray:  # wrap()'s array case, spelled out
-            # the node's facts are the template's (the call's signature fixes them)
+            self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, site[0],
+                              site[1], finding)
+        if type(nodes) is Pending and type(result) is np.ndarray:  # wrap()'s first case, spelled out
             traced = result.view(self.array_type)
             traced._lp = prov = _new_provenance(Provenance)
             prov.builder, prov._node = builder, nodes
@@ -329,7 +329,7 @@ class Session:
             prov.lost = prov.line = prov.fingerprint = None
             prov.plain = result
             return traced
-        return self.wrap(builder, result, nodes, templated=True)
+        return self.wrap(builder, result, nodes)
 
     def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
                      scalar_result: bool, line: int | None, location: str | None, finding: Any) -> None:
@@ -349,12 +349,12 @@ class Session:
             builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, torch.fx.Node) else [],
                            name=name, location=location, severity="warning")
 
-    def wrap(self, builder: NodeBuilder, result: Any, nodes: Any, templated: bool = False) -> Any:
+    def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
         """The traced value of ``result`` (NumPy's or torch's eager result), bound to ``nodes``; lists and tuples
-        of results pair up with lists of nodes. ``templated``: nodes a replay made, whose facts (shared by the
-        nodes one template op makes at one site) are the template's, never completed here."""
-        if templated and type(nodes) is _FX_NODE and type(result) is np.ndarray:
-            # a replayed call's array (the hot path)
+        of results pair up with lists of nodes."""
+        if type(nodes) is Pending and type(result) is np.ndarray:
+            # a replayed call's array (the hot path): its node will hold the result's facts when built (the
+            # call's signature fixes them)
             traced = result.view(self.array_type)
             traced._lp = prov = _new_provenance(Provenance)  # Provenance(builder, nodes, version), spelled out
             prov.builder, prov._node = builder, nodes
@@ -363,14 +363,13 @@ class Session:
             prov.plain = result
             return traced
         if isinstance(nodes, list):
-            return rebuilt(result, (self.wrap(builder, r, n, templated)
-                                    for r, n in zip(result, nodes, strict=False)))
+            return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
         if isinstance(result, torch.Tensor):
             if self.on_first_tensor is not None:
                 self.on_first_tensor()
                 self.on_first_tensor = None
             result._lp = Provenance(builder, nodes, tensor_version(result))
-            if isinstance(nodes, torch.fx.Node) and not templated:
+            if isinstance(nodes, torch.fx.Node):
                 _set_value_facts(nodes, tuple(result.shape), dtype_name(result.dtype), "torch", False)
             return result
         if isinstance(result, np.ndarray):
@@ -382,7 +381,7 @@ class Session:
         traced = array.view(self.array_type)
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
-        if isinstance(nodes, torch.fx.Node) and not templated:
+        if isinstance(nodes, torch.fx.Node):
             # the record emit() made, completed where it stands (see _set_value_facts): the hot path
             nodes.meta[KEY].__dict__.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy",
                                             view=False)
