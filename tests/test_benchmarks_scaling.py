@@ -184,3 +184,19 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
     measured = instructions.measure(Path(instructions.ROOT), "small", 1, cache_sim=True)
     assert measured.ops == ops and set(measured.misses) == set(instructions.MISSES)
     assert 0 < measured.misses["I1mr"] < measured.instructions
+
+
+def test_engines_times_each_engine_in_its_own_process(capsys):
+    """benchmarks/engines.py: one round of one engine on the 210-op cell gives a positive µs/op from a process that
+    imported that engine's tracer; a wrong cell or a directory without the package is refused."""
+    from benchmarks import engines
+
+    engines.main(["--engine", str(engines.ROOT), "--cells", "small", "--rounds", "1", "--runs", "2"])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert len(rows) == 1 and rows[0][0] == "small"
+    figure, best, median = (float(v) for v in rows[0][-3:])
+    assert 0 < figure == best == median < 10_000
+    with pytest.raises(SystemExit):
+        engines.main(["--cells", "spiral"])
+    with pytest.raises(SystemExit):
+        engines.main(["--engine", str(engines.ROOT / "docs")])

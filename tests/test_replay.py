@@ -107,7 +107,7 @@ def test_every_parity_case_replays_to_the_graph_facts_and_hazards_it_builds():
                     assert filled == off, f"[{profile}] {case_.source!r}: the first trace differs with the cache on"
                     assert again == off, f"[{profile}] {case_.source!r}: the replayed trace differs"
                     checked += 1
-                    replayed += any(t is not replay.NO_TEMPLATE and t.fn is not None
+                    replayed += any(t is not replay.NO_TEMPLATE and (t.fn is not None or t.direct is not None)
                                     for t in replay.TEMPLATES.values())
     assert checked > 500
     assert replayed > 0.6 * checked, (replayed, checked)  # most parity cases are replayed, not rebuilt
@@ -554,6 +554,40 @@ annotate.output_tensors("node", {"y": h})
     eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
     exec(source, eager)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=0, atol=0)
+
+
+def test_ufuncs_with_plain_array_operands_are_replayed_from_the_hook():
+    """``(h - MEAN) / STD`` in a loop: the ufunc hook keys a plain array operand by value (replay.constant_part) as
+    the general signature does, so a re-trace replays these calls without the general signature (before, each went
+    the general way: 20 signatures here). An array the cell made (SCALE) still goes the general way. The graph
+    computes what the cell computes."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+SCALE = np.full(3, 2.0, np.float32)
+for i in range(5):
+    h = (h - MEAN) / STD + BIG[:3] * 0.5
+    h = MEAN * h * SCALE
+annotate.output_tensors("node", {"y": h})
+'''
+    rng = np.random.default_rng(3)
+
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": rng.standard_normal((4, 3)).astype(np.float32), "BIG": np.ones(2000, np.float32),
+                "MEAN": np.array([0.5, -0.5, 0.25], np.float32), "STD": np.array([2.0, 1.0, 4.0], np.float32)}
+
+    _trace(source, namespace())
+    spy = _count(replay, "signature")
+    try:
+        trace = _trace(source, namespace())
+    finally:
+        spy.restore()
+    # per step, from the hook: h - MEAN, / STD, + BIG[:3] * 0.5 (a plain view: plain NumPy makes it), MEAN * h;
+    # the general way: * SCALE
+    assert trace.hazards == [] and spy.calls == 5, (spy.calls, trace.hazards)
+    fresh = rng.standard_normal((4, 3)).astype(np.float32)
+    eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
+    exec(source, eager)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
 
 
 IN_CELL_CONSTANTS = '''\

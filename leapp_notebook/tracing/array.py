@@ -152,9 +152,10 @@ class TracedArray(np.ndarray):
         sess = _session.ACTIVE
         if not kwargs and method == "__call__" and sess is not None and not sess.suspended \
                 and sess.thread == get_ident() and len(inputs) <= 2:
-            # The hot path: ``np.tanh(x)``, ``x * 0.5``: traced arrays and Python numbers, nothing else. Each
-            # operand's part of the replay key is read on the way: NumPy's dtype and shape of an array, the type and
-            # value of a number (0.0 and -0.0 kept apart).
+            # The hot path: ``np.tanh(x)``, ``x * 0.5``, ``(x - MEAN) / STD``: traced arrays, Python numbers and
+            # plain arrays, nothing else. Each operand's part of the replay key is read on the way: NumPy's dtype and
+            # shape of a traced array, the type and value of a number (0.0 and -0.0 kept apart), a plain array's
+            # value (replay.constant_part; None: it has none, and the call is recorded without a key).
             a = inputs[0]
             kind = type(a)
             if kind is TracedArray:
@@ -165,6 +166,9 @@ class TracedArray(np.ndarray):
             elif kind is float or kind is int or kind is bool:
                 plain_a, prov, prov_a = a, None, None
                 kind_a, part_a = kind, a if a or kind is not float else math.copysign(1.0, a)
+            elif kind is np.ndarray:
+                plain_a, prov, prov_a = a, None, None
+                kind_a, part_a = replay.constant_part(sess, a), None
             else:
                 return self._ufunc(sess, ufunc, method, inputs, kwargs)
             if len(inputs) == 2:
@@ -180,6 +184,9 @@ class TracedArray(np.ndarray):
                 elif kind is float or kind is int or kind is bool:
                     plain_b, prov_b = b, None
                     kind_b, part_b = kind, b if b or kind is not float else math.copysign(1.0, b)
+                elif kind is np.ndarray:
+                    plain_b, prov_b = b, None
+                    kind_b, part_b = replay.constant_part(sess, b), None
                 else:
                     return self._ufunc(sess, ufunc, method, inputs, kwargs)
                 params = {"x0": a, "x1": b}
@@ -191,7 +198,7 @@ class TracedArray(np.ndarray):
             else:
                 params = {"x0": a}
                 plain_b = _ONE_OPERAND
-                prov_b = None
+                prov_b = kind_b = None
                 sess.suspended += 1
                 try:
                     result = ufunc(plain_a)
@@ -213,7 +220,8 @@ class TracedArray(np.ndarray):
                 # dtype and shape: NumPy's type resolution gives them from the operands' dtypes and shapes and the
                 # Python numbers' types (NEP 50), all in the key.
                 versions = sess.versions
-                if (prov_a is None or (prov_a.builder is builder and prov_a._node is not None and (
+                if kind_a is not None and (kind_b is not None or plain_b is _ONE_OPERAND) and (
+                        prov_a is None or (prov_a.builder is builder and prov_a._node is not None and (
                         not versions or prov_a.version == versions.get(id(root(a)), 0)))) and (
                         prov_b is None or (prov_b.builder is builder and prov_b._node is not None and (
                         not versions or prov_b.version == versions.get(id(root(b)), 0)))):

@@ -78,19 +78,27 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
             return slice, start, stop, step  # as they are: the general form below spells every part as a pair
         return slice, describe(start, builder, sess), describe(stop, builder, sess), describe(step, builder, sess)
     if kind is np.ndarray:
-        # a constant operand from outside the cell (MEAN, STD, W): its graph constant holds its value, so the
-        # signature does too; an array written with traced data (tainted) is baked, a per-call decision
-        if value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+        part = constant_part(sess, value)
+        if part is None:
             raise Miss
-        taint = sess.tainted.get(id(value))
-        if taint is not None and taint[0]() is value:
-            raise Miss
-        return np.ndarray, value.dtype, value.shape, value.tobytes()
+        return part
     if kind is type and issubclass(value, np.generic) or value is np._NoValue:
         return value
     if isinstance(value, np.dtype):  # NumPy 2 spells each dtype as its own class (Float32DType)
         return np.dtype, value
     raise Miss
+
+
+def constant_part(sess: Any, value: np.ndarray) -> Any:
+    """The signature part of a plain array operand, a constant from outside the cell (MEAN, STD, W): its graph
+    constant holds its value, so the signature does too. None when it cannot be part of one: above ``_MAX_KEYED``
+    elements, not numeric, or written with traced data (tainted: baked, a per-call decision)."""
+    if value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+        return None
+    taint = sess.tainted.get(id(value))
+    if taint is not None and taint[0]() is value:
+        return None
+    return np.ndarray, value.dtype, value.shape, value.tobytes()
 
 
 def describe_result(result: Any) -> Any:

@@ -1,0 +1,106 @@
+"""Wall-clock µs per recorded op of several engines, measured in alternating processes: the check that a change
+which ``instructions.py`` counts as cheaper is faster on the clock too.
+
+    python benchmarks/engines.py --engine /tmp/before --engine . [--cells loop,straight] [--rounds 5] [--runs 25]
+
+Each round starts one process per engine in turn (so a change in the host's speed touches every engine alike); a
+process traces the cell three times untimed, then ``--runs`` times, and reports its best ``trace_cell`` (after a
+``gc.collect()`` outside the clock, as ``scaling.py`` does). The table gives each round's figure, each engine's best
+and median over the rounds, and the change of the medians against the first engine. Counting instructions alone
+misleads: issue 11's sixth round measured a change with 5% fewer instructions that ran 10% slower (building each fx
+node as its call is made, where the graph had built them in one batch). Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CELLS = ("loop", "straight", "small")
+
+
+def child(name: str, runs: int) -> None:
+    """Run in the measured process: print the best µs/op of ``runs`` traces of cell ``name`` and the checkout
+    measured. The tracer is imported first (from ``PYTHONPATH``): the benchmark modules put their own checkout on
+    the path."""
+    import gc
+    import time
+
+    import leapp_notebook as ln
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import instructions
+    import trace_overhead
+
+    source, namespace = instructions.cell(name)
+    for _ in range(3):
+        trace = ln.trace_cell(source, dict(namespace))
+    ops = trace_overhead.count_ops(trace)
+    del trace
+    best = float("inf")
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        ln.trace_cell(source, dict(namespace))
+        best = min(best, time.perf_counter() - start)
+    print(f"{best / ops * 1e6:.4f} {Path(ln.__file__).resolve().parent.parent}", flush=True)
+
+
+def measure(engine: Path, name: str, runs: int) -> float:
+    """Best µs per recorded op of ``runs`` traces of cell ``name`` with ``engine``'s tracer, in a new process."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(engine), os.environ.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep))
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--runs", str(runs)],
+                          capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{engine}, {name}: the measuring process failed: {done.stderr[-2000:]}")
+    figure, measured = done.stdout.split()
+    if Path(measured) != engine:
+        raise RuntimeError(f"{name}: measured {measured}'s tracer, not {engine}'s")
+    return float(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", action="append", default=[],
+                        help="a checkout to measure (repeatable, at least one; `git worktree add /tmp/before HEAD~3`)")
+    parser.add_argument("--cells", default="loop,straight", help=f"comma-separated, among {', '.join(CELLS)}")
+    parser.add_argument("--rounds", type=int, default=5, help="processes per engine, taking turns (default 5)")
+    parser.add_argument("--runs", type=int, default=25, help="timed traces per process, best kept (default 25)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.runs < 1:
+        parser.error("--rounds and --runs must be at least 1")
+    if args.child:
+        child(args.child, args.runs)
+        return
+    names = [c.strip() for c in args.cells.split(",") if c.strip()]
+    for name in names:
+        if name not in CELLS:
+            parser.error(f"cell {name!r}: use one of {', '.join(CELLS)}")
+    engines = [Path(e).resolve() for e in args.engine] or [ROOT]
+    for engine in engines:
+        if not (engine / "leapp_notebook" / "__init__.py").exists():
+            parser.error(f"--engine {engine}: no leapp_notebook package there")
+    print(f"{'cell':9} {'engine':40} {'us/op per round':>{8 * args.rounds}} {'best':>8} {'median':>8}")
+    for name in names:
+        figures: dict[Path, list[float]] = {engine: [] for engine in engines}
+        for round_ in range(args.rounds):
+            print(f"  {name}: round {round_ + 1} of {args.rounds}", file=sys.stderr, flush=True)
+            for engine in engines:
+                figures[engine].append(measure(engine, name, args.runs))
+        first = statistics.median(figures[engines[0]])
+        for engine in engines:
+            median = statistics.median(figures[engine])
+            change = "" if engine == engines[0] else f"  {median / first - 1:+.1%}"
+            print(f"{name:9} {str(engine)[-40:]:40} {''.join(f'{v:8.2f}' for v in figures[engine])} "
+                  f"{min(figures[engine]):8.2f} {median:8.2f}{change}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
