@@ -617,7 +617,7 @@ class _Code:
         return name
 
     def of(self, value: Any) -> str:
-        """An expression for ``value`` in the replay function: an operand's node, read from its provenance."""
+        """An expression for ``value`` in the replay function: an operand's node as it is (pending or built)."""
         kind = type(value)
         if kind is _Fresh:
             return f"n{value.i}"

@@ -311,9 +311,9 @@ class Session:
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,
                  params: dict[str, Any], eager_params: dict[str, Any], result: Any, scalar_result: bool,
                  site: tuple[int | None, str | None, str | None]) -> Any:
-        """The hot path: a call whose signature was recorded before, its nodes again (pending) for this call's
-        operands and ``site`` (``where()``: line, location, helper; tracing/replay.py), with the hazards the call's
-        row and LEAPP's lookup give it."""
+        """A call whose signature was recorded before (the hooks take Template.direct when it reports nothing): its
+        nodes again (pending) for this call's operands and ``site`` (``where()``: line, location, helper;
+        tracing/replay.py), with the hazards the call's row and LEAPP's lookup give it."""
         nodes, marked = (template.fn or replay.compiled(template))(builder, params, site)
         finding = template.finding
         if finding is replay.NO_TEMPLATE:
@@ -321,14 +321,6 @@ class Session:
         if finding is not None or scalar_result or (self.profile == "full" and not row.leapp):
             self._after_build(builder, row, name, replay.built(builder, marked), result, scalar_result, site[0],
                               site[1], finding)
-        if type(nodes) is Pending and type(result) is np.ndarray:  # wrap()'s first case, spelled out
-            traced = result.view(self.array_type)
-            traced._lp = prov = _new_provenance(Provenance)
-            prov.builder, prov._node = builder, nodes
-            prov.version = self.versions.get(id(root(result)), 0) if self.versions else 0
-            prov.lost = prov.line = prov.fingerprint = None
-            prov.plain = result
-            return traced
         return self.wrap(builder, result, nodes)
 
     def _after_build(self, builder: NodeBuilder, row: ops.Row, name: str, nodes: Any, result: Any,
