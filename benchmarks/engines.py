@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small")
+CELLS = ("loop", "straight", "small", "ufuncs")
 
 
 def child(name: str, runs: int) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "mixed", "constants")
+CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs")
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 MISSES = ("I1mr", "D1mr", "D1mw")  # callgrind's first-level cache misses: instruction reads, data reads, data writes
 
@@ -41,9 +41,23 @@ class Measured(NamedTuple):
     misses: dict[str, int] | None  # MISSES for all the traces, with --cache-sim
 
 
+# Four ufunc calls per step, 500 steps: the cheapest ops NumPy has (0.7 us each eagerly on 8 x 16), so the tracer's own
+# cost per call shows undiluted
+UFUNCS_CELL = """\
+h = annotate.input_tensors("node", {"x": x})
+for step in range(500):
+    a = h * 0.5
+    b = np.tanh(a)
+    c = b + a
+    h = c - h
+annotate.output_tensors("node", {"y": h}, export_with="jit")
+"""
+
+
 def cell(name: str) -> tuple[str, dict[str, object]]:
     """(source, namespace) of a named cell: the scaling benchmark's loop and straight-line cells at 1,995 ops, the
-    loop cell at 210 ops (``small``), and trace_overhead.py's mixed NumPy/torch node and cell of constant arrays."""
+    loop cell at 210 ops (``small``), trace_overhead.py's mixed NumPy/torch node and cell of constant arrays, and 2,000
+    element-wise ufunc calls (``ufuncs``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import numpy as np
     import scaling
@@ -60,6 +74,8 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
         x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)  # the policy takes 4 features
         return trace_overhead.MIXED_CELL.replace("STEPS", "22"), {"np": np, "torch": torch, "x": x,
                                                                  "policy": trace_overhead.mixed_policy()}
+    if name == "ufuncs":  # element-wise ufuncs alone: the hook and the node, without NumPy's Python-level functions
+        return UFUNCS_CELL, {"np": np, "x": x}
     if name == "constants":
         return trace_overhead.CONSTANTS_CELL.replace("STEPS", "22"), {"np": np, "x": x,
                                                                      **trace_overhead.constants_objects()}

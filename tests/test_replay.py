@@ -556,6 +556,68 @@ annotate.output_tensors("node", {"y": h})
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=0, atol=0)
 
 
+LARGE_CHANGED = '''\
+h = annotate.input_tensors("node", {"x": x})
+a = h @ W
+W[0, 0] = 5.0
+b = h @ W
+c = h @ W
+annotate.output_tensors("node", {"a": a, "b": b, "c": c})
+'''
+
+TENSOR_CHANGED = '''\
+h = annotate.input_tensors("node", {"x": x})
+t = torch.from_numpy(h)
+a = t @ W
+W.add_(1.0)
+b = t @ W
+c = t @ W
+annotate.output_tensors("node", {"a": a, "b": b, "c": c})
+'''
+
+
+@pytest.mark.parametrize("source, weight", [
+    (LARGE_CHANGED, lambda: np.ones((64, 64), np.float32)),  # above the 1,024 elements known by their bytes
+    (LARGE_CHANGED, lambda: np.asfortranarray(np.ones((64, 64), np.float32))),  # a non-contiguous one
+    (TENSOR_CHANGED, lambda: torch.ones(64, 64)),
+], ids=["large-array", "large-fortran-array", "tensor"])
+def test_a_large_constant_changed_in_place_gets_a_constant_per_value(source: str, weight: Any):
+    """A weight from outside the cell that the cell changes in place between two uses: a plain array above the size
+    whose bytes are kept (W[0, 0] = 5.0) or a tensor (W.add_(1.0)). Each value gets a constant (it was one constant
+    holding the first value: the graph's ``b`` and ``c`` were silently wrong, with no hazard), and an unchanged
+    weight keeps its constant. The graph computes what the cell computed on the trace's own input."""
+    x = np.random.default_rng(4).standard_normal((3, 64)).astype(np.float32)
+    trace = _trace(source, {"np": np, "torch": torch, "x": x, "W": weight()})
+    graph = trace.nodes["node"].graph.graph
+    constants = [n for n in graph.nodes if n.op == "get_attr"]
+    assert len(constants) == 2 and trace.hazards == []
+    matmuls = [n for n in graph.nodes if n.op in ("call_function", "call_method")]
+    assert [n.args[1] for n in matmuls] == [constants[0], constants[1], constants[1]]
+    start = weight()
+    changed = start + 1.0 if isinstance(start, torch.Tensor) else start.copy()
+    if not isinstance(start, torch.Tensor):
+        changed[0, 0] = 5.0
+    expected = [np.asarray(x @ np.asarray(w)) for w in (start, changed, changed)]
+    for got, want in zip(trace.nodes["node"](x), expected, strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_large_constant_used_unchanged_keeps_one_constant_with_nan_inside():
+    """The comparison that tells a changed large constant apart is bit for bit, so NaN is equal to itself: an
+    unchanged weight with a NaN in it stays one constant over its uses (compared by value, it would get one per use)."""
+    w = np.ones((40, 40), np.float32)
+    w[3, 3] = np.nan
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(3):
+    h = np.tanh(h @ W)
+annotate.output_tensors("node", {"y": h})
+'''
+    trace = _trace(source, {"np": np, "x": np.ones((2, 40), np.float32), "W": w})
+    constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
+    assert len(constants) == 1, [n.name for n in constants]
+
+
 def test_ufuncs_with_plain_array_operands_are_replayed_from_the_hook():
     """``(h - MEAN) / STD`` in a loop: the ufunc hook keys a plain array operand by value (replay.constant_part) as
     the general signature does, so a re-trace replays these calls without the general signature (before, each went

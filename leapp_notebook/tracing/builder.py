@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, ancestors, depends_on_inputs, output_node
+from .provenance import Pending, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -160,6 +160,27 @@ def _contents(value: Any) -> bytes | None:
     return None
 
 
+def _written_since(owner: Any, kept: Any) -> bool:
+    """Whether a constant's object changed in place since its constant was made, for one known by identity alone
+    (no ``contents``): ``kept`` is a tensor's write counter then, or the constant's own array for a larger array,
+    compared bit for bit (NaN equal to the same NaN, -0.0 apart from 0.0) through an unsigned view of the same
+    item size: about half the time of a matrix product by the array, where comparing values costs eight."""
+    if isinstance(owner, torch.Tensor):
+        return tensor_version(owner) != kept
+    if isinstance(owner, np.ndarray) and type(kept) is np.ndarray:
+        current = np.ascontiguousarray(owner)
+        if current.dtype != kept.dtype:
+            current = current.astype(kept.dtype)
+        if current.shape != kept.shape:
+            return True
+        bits = _BITS.get(kept.dtype.itemsize, np.uint8)
+        return not np.array_equal(current.view(bits), kept.view(bits))
+    return False
+
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # an item's bits as one unsigned integer
+
+
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
     """The next free node name of stem ``base``, as fx's ``_Namespace.create_name`` gives it (builtin names are
     numbered from 1), recorded as used."""
@@ -225,7 +246,7 @@ class NodeBuilder:
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
-        self.genuine: dict[int, tuple[Any, torch.fx.Node, Any]] = {}  # const(): (array, node, contents)
+        self.genuine: dict[int, tuple[Any, torch.fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
         self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call
@@ -291,14 +312,16 @@ class NodeBuilder:
               source_nodes: list[str] | None = None, helper: str | None = None, owner: Any = None,
               contents: Any = None) -> torch.fx.Node:
         """A constant node holding ``value``. A genuine one is made once per array object and contents: an array
-        the cell changes in place between two uses (STEP[0] += 1) gets a constant per value (above _CONTENTS_KEPT
-        elements, one per object). ``owner``/``contents``: the object and contents to know it by, when ``value``
-        is a view of it (an array the cell made, known by its fingerprint: Session._traced_value)."""
+        or tensor the cell changes in place between two uses (STEP[0] += 1, W.add_(1)) gets a constant per value
+        (up to _CONTENTS_KEPT elements an array is known by its bytes; above, its constant is compared with it at
+        each use; a tensor by its write counter). ``owner``/``contents``: the object and contents to know it by,
+        when ``value`` is a view of it (an array the cell made, known by its fingerprint: Session._traced_value)."""
         if not baked:
             if owner is None:
                 owner, contents = value, _contents(value)
             hit = self.genuine.get(id(owner))
-            if hit is not None and hit[0] is owner and hit[2] == contents:
+            if hit is not None and hit[0] is owner and hit[2] == contents and (
+                    contents is not None or not _written_since(owner, hit[3])):
                 return hit[1]
         kind = "torch" if isinstance(value, torch.Tensor) else "numpy"
         if kind == "torch":
@@ -321,7 +344,10 @@ class NodeBuilder:
                                    dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
                                    origin=origin, sources=tuple(source_nodes or ()), preview=preview)
         if not baked:
-            self.genuine[id(owner)] = (owner, node, contents)
+            kept = None
+            if contents is None:
+                kept = tensor_version(owner) if isinstance(owner, torch.Tensor) else tensor.numpy()
+            self.genuine[id(owner)] = (owner, node, contents, kept)
         return node
 
     def module(self, module: torch.nn.Module, name: str) -> str:
