@@ -9,6 +9,10 @@ process traces the cell three times untimed, then ``--runs`` times, and reports 
 and median over the rounds, and the change of the medians against the first engine. Counting instructions alone
 misleads: issue 11's sixth round measured a change with 5% fewer instructions that ran 10% slower (building each fx
 node as its call is made, where the graph had built them in one batch). Nothing is asserted.
+
+``--first`` times a cell's *first* trace instead, the one a user waits for after writing or changing a cell: each
+process first traces an unrelated small cell (imports, lookup tables, torch's first calls), then the measured cell
+once, so every call signature of it is recorded, checked and compiled for the first time.
 """
 
 from __future__ import annotations
@@ -24,12 +28,22 @@ ROOT = Path(__file__).resolve().parent.parent
 CELLS = ("loop", "straight", "small", "ufuncs")
 
 
-def child(name: str, runs: int) -> None:
-    """Run in the measured process: print the best µs/op of ``runs`` traces of cell ``name`` and the checkout
-    measured. The tracer is imported first (from ``PYTHONPATH``): the benchmark modules put their own checkout on
-    the path."""
+# what a --first process traces before the measured cell: none of the measured cells' call signatures
+WARM_CELL = """\
+h = annotate.input_tensors("node", {"x": x})
+y = np.cos(h) * 3
+annotate.output_tensors("node", {"y": y})
+"""
+
+
+def child(name: str, runs: int, first: bool = False) -> None:
+    """Run in the measured process: print the best µs/op of ``runs`` traces of cell ``name`` (``first``: of its one
+    first trace) and the checkout measured. The tracer is imported first (from ``PYTHONPATH``): the benchmark modules
+    put their own checkout on the path."""
     import gc
     import time
+
+    import numpy as np
 
     import leapp_notebook as ln
 
@@ -38,6 +52,15 @@ def child(name: str, runs: int) -> None:
     import trace_overhead
 
     source, namespace = instructions.cell(name)
+    if first:
+        ln.trace_cell(WARM_CELL, {"np": np, "x": np.ones((3, 5), np.float64)})
+        gc.collect()
+        start = time.perf_counter()
+        trace = ln.trace_cell(source, dict(namespace))
+        seconds = time.perf_counter() - start
+        print(f"{seconds / trace_overhead.count_ops(trace) * 1e6:.4f} {Path(ln.__file__).resolve().parent.parent}",
+              flush=True)
+        return
     for _ in range(3):
         trace = ln.trace_cell(source, dict(namespace))
     ops = trace_overhead.count_ops(trace)
@@ -51,12 +74,13 @@ def child(name: str, runs: int) -> None:
     print(f"{best / ops * 1e6:.4f} {Path(ln.__file__).resolve().parent.parent}", flush=True)
 
 
-def measure(engine: Path, name: str, runs: int) -> float:
-    """Best µs per recorded op of ``runs`` traces of cell ``name`` with ``engine``'s tracer, in a new process."""
+def measure(engine: Path, name: str, runs: int, first: bool = False) -> float:
+    """Best µs per recorded op of ``runs`` traces of cell ``name`` with ``engine``'s tracer, in a new process
+    (``first``: of the cell's first trace there)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(engine), os.environ.get("PYTHONPATH", "")]).rstrip(
         os.pathsep))
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--runs", str(runs)],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--runs", str(runs),
+                           *(["--first"] if first else [])], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{engine}, {name}: the measuring process failed: {done.stderr[-2000:]}")
     figure, measured = done.stdout.split()
@@ -72,12 +96,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", default="loop,straight", help=f"comma-separated, among {', '.join(CELLS)}")
     parser.add_argument("--rounds", type=int, default=5, help="processes per engine, taking turns (default 5)")
     parser.add_argument("--runs", type=int, default=25, help="timed traces per process, best kept (default 25)")
+    parser.add_argument("--first", action="store_true",
+                        help="time each cell's first trace in a process (one per process; --runs is not used)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.runs < 1:
         parser.error("--rounds and --runs must be at least 1")
     if args.child:
-        child(args.child, args.runs)
+        child(args.child, args.runs, args.first)
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
@@ -87,13 +113,14 @@ def main(argv: list[str] | None = None) -> None:
     for engine in engines:
         if not (engine / "leapp_notebook" / "__init__.py").exists():
             parser.error(f"--engine {engine}: no leapp_notebook package there")
-    print(f"{'cell':9} {'engine':40} {'us/op per round':>{8 * args.rounds}} {'best':>8} {'median':>8}")
+    what = "first trace, us/op per round" if args.first else "us/op per round"
+    print(f"{'cell':9} {'engine':40} {what:>{8 * args.rounds}} {'best':>8} {'median':>8}")
     for name in names:
         figures: dict[Path, list[float]] = {engine: [] for engine in engines}
         for round_ in range(args.rounds):
             print(f"  {name}: round {round_ + 1} of {args.rounds}", file=sys.stderr, flush=True)
             for engine in engines:
-                figures[engine].append(measure(engine, name, args.runs))
+                figures[engine].append(measure(engine, name, args.runs, args.first))
         first = statistics.median(figures[engines[0]])
         for engine in engines:
             median = statistics.median(figures[engine])

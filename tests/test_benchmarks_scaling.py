@@ -200,3 +200,42 @@ def test_engines_times_each_engine_in_its_own_process(capsys):
         engines.main(["--cells", "spiral"])
     with pytest.raises(SystemExit):
         engines.main(["--engine", str(engines.ROOT / "docs")])
+
+
+def test_engines_times_a_cells_first_trace(capsys):
+    """benchmarks/engines.py --first: one process per figure, each tracing the measured cell once after a warm-up
+    cell; the header says it is the first trace."""
+    from benchmarks import engines
+
+    engines.main(["--first", "--engine", str(engines.ROOT), "--cells", "small", "--rounds", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "first trace" in lines[0]
+    rows = [line.split() for line in lines[1:]]
+    assert len(rows) == 1 and rows[0][0] == "small"
+    figure, best, median = (float(v) for v in rows[0][-3:])
+    assert 0 < figure == best == median < 100_000
+
+
+def test_floor_measures_eager_the_bare_tracer_and_trace_cell(capsys):
+    """benchmarks/floor.py: the bare tracer records one fx node per ufunc call, chained as the cell computes
+    (each node's arguments are the nodes of its operands); the three figures are measured and printed with their
+    ratios."""
+    from benchmarks import floor
+
+    _, loop = floor.cells(3)
+    graph = floor.bare_trace(compile(loop, "<test>", "exec"), np.ones((2, 3), np.float32))
+    calls = [n for n in graph.nodes if n.op == "call_function"]
+    assert len(calls) == 3 * floor.OPS_PER_STEP
+    placeholder = next(n for n in graph.nodes if n.op == "placeholder")
+    assert calls[0].args == (placeholder, 0.5)  # h * 0.5
+    assert calls[1].args == (calls[0],)  # np.tanh(a)
+    assert calls[3].args == (calls[2], placeholder)  # c - h
+    assert calls[4].args == (calls[3], 0.5)  # the next step's h * 0.5
+    figures = floor.measure(steps=5, rounds=1)
+    assert set(figures) == {"NumPy eager", "bare tracer", "leapp_notebook trace_cell"}
+    assert all(0 < v < 10_000 for v in figures.values())
+    floor.main(["--steps", "5", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert "20 element-wise ufunc calls" in out and "x bare" in out
+    with pytest.raises(SystemExit):
+        floor.main(["--steps", "0"])

@@ -556,6 +556,43 @@ annotate.output_tensors("node", {"y": h})
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=0, atol=0)
 
 
+def test_templates_alike_share_one_compiled_source(monkeypatch):
+    """A replay function binds its values as names (``_Code``), so templates alike (``h * 0.5``, ``h * 0.25``) have
+    one source, compiled once per process: a new template of that shape costs a function object, no compilation
+    (compiling was about a third of a cell's first trace). Each function keeps its own values: the graph computes
+    what the cell computes."""
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+
+    def cell(factor: float) -> str:
+        return f'''\
+h = annotate.input_tensors("node", {{"x": x}})
+for i in range(3):
+    h = np.tanh(h) * {factor}
+annotate.output_tensors("node", {{"y": h}})
+'''
+
+    _trace(cell(0.5), {"np": np, "x": x})  # the first call records; the later ones compile the replay function
+    first = [t for k, t in replay.TEMPLATES.items() if 0.5 in k and t is not replay.NO_TEMPLATE]
+    assert len(first) == 1 and first[0].direct is not None
+    compiled: list[str] = []
+
+    def counting(source: str, filename: str, mode: str) -> Any:
+        compiled.append(filename)
+        return compile(source, filename, mode)
+
+    monkeypatch.setattr(replay, "compile", counting, raising=False)
+    trace = _trace(cell(0.25), {"np": np, "x": x})
+    assert "<leapp_notebook replay template>" not in compiled, compiled
+    second = [t for k, t in replay.TEMPLATES.items() if 0.25 in k and t is not replay.NO_TEMPLATE]
+    assert len(second) == 1 and second[0].direct is not None and second[0].direct is not first[0].direct
+    assert second[0].direct.__code__ is first[0].direct.__code__
+    fresh = np.random.default_rng(6).standard_normal((3, 4)).astype(np.float32)
+    expected = fresh
+    for _ in range(3):
+        expected = np.tanh(expected) * np.float32(0.25)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], expected, rtol=1e-6, atol=1e-6)
+
+
 LARGE_CHANGED = '''\
 h = annotate.input_tensors("node", {"x": x})
 a = h @ W

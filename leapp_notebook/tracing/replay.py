@@ -677,9 +677,25 @@ def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
     code = _Code()
     source = "def fix(args, kwargs):\n" \
              f"    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
-    namespace: dict[str, Any] = {"Pending": Pending}
-    exec(compile(source, "<leapp_notebook replay fixer>", "exec"), namespace)  # noqa: S102 - our own source
-    return namespace["fix"]
+    return _define(source, "<leapp_notebook replay fixer>", {**code.names, "Pending": Pending}, "fix")
+
+
+_SOURCES: dict[str, Any] = {}  # generated source -> its code object
+_MAX_SOURCES = 4_096
+
+
+def _define(source: str, filename: str, namespace: dict[str, Any], name: str) -> Any:
+    """The function ``name`` that ``source`` defines, run in ``namespace``. Sources are compiled once: the values a
+    template binds are names in its namespace (``_Code``), so templates alike (a ufunc of an array and a number, any
+    of them) share one source and one code object, and a new one costs a function object, not a compilation (which
+    was about a third of the first trace of a cell)."""
+    code = _SOURCES.get(source)
+    if code is None:
+        if len(_SOURCES) >= _MAX_SOURCES:
+            _SOURCES.clear()
+        code = _SOURCES[source] = compile(source, filename, "exec")
+    exec(code, namespace)  # noqa: S102 - our own source
+    return namespace[name]
 
 
 def compile_template(template: Template, wrapping: bool = False) -> Any:
@@ -730,8 +746,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
     source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
     namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY, "const_operand": const_operand,
                  "Provenance": Provenance, "new_provenance": object.__new__, "root": root}
-    exec(compile(source, "<leapp_notebook replay template>", "exec"), namespace)  # noqa: S102 - our own source
-    return namespace["replay"]
+    return _define(source, "<leapp_notebook replay template>", namespace, "replay")
 
 
 def built(builder: Any, nodes: Any) -> Any:
