@@ -12,12 +12,15 @@ node as its call is made, where the graph had built them in one batch). Nothing 
 
 ``--first`` times a cell's *first* trace instead, the one a user waits for after writing or changing a cell: each
 process first traces an unrelated small cell (imports, lookup tables, torch's first calls), then the measured cell
-once, so every call signature of it is recorded, checked and compiled for the first time.
+once, so every call signature of it is recorded, checked and compiled for the first time. ``--leapp`` adds LEAPP 0.7.2
+(``leapp.start`` + the cell + ``leapp.stop``, the ``bench`` extra) as one more row, measured the same way in processes
+of its own, per op of the cell as leapp_notebook records it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -25,7 +28,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "ufuncs")
+CELLS = ("loop", "straight", "small", "ufuncs", "mixed", "constants", "literals")
+LEAPP = "LEAPP 0.7.2"  # --leapp: the row measured with LEAPP instead of a checkout
 
 
 # what a --first process traces before the measured cell: none of the measured cells' call signatures
@@ -36,10 +40,10 @@ annotate.output_tensors("node", {"y": y})
 """
 
 
-def child(name: str, runs: int, first: bool = False) -> None:
+def child(name: str, runs: int, first: bool = False, leapp: bool = False) -> None:
     """Run in the measured process: print the best µs/op of ``runs`` traces of cell ``name`` (``first``: of its one
-    first trace) and the checkout measured. The tracer is imported first (from ``PYTHONPATH``): the benchmark modules
-    put their own checkout on the path."""
+    first trace) and the checkout measured (``leapp``: LEAPP 0.7.2's, and ``leapp``). The tracer is imported first
+    (from ``PYTHONPATH``): the benchmark modules put their own checkout on the path."""
     import gc
     import time
 
@@ -52,6 +56,17 @@ def child(name: str, runs: int, first: bool = False) -> None:
     import trace_overhead
 
     source, namespace = instructions.cell(name)
+    if leapp:
+        objects = {k: v for k, v in namespace.items() if k not in ("np", "x")}
+        warm = np.ones((3, 5), np.float64)
+        trace_overhead.time_leapp(WARM_CELL, warm)
+        best = float("inf")
+        for _ in range(1 if first else runs + 3):
+            gc.collect()
+            best = min(best, trace_overhead.time_leapp(source, namespace["x"], objects)[0])
+        ops = trace_overhead.count_ops(ln.trace_cell(source, dict(namespace)))  # after the clock: no warming
+        print(f"{best / ops * 1e6:.4f} leapp", flush=True)
+        return
     if first:
         ln.trace_cell(WARM_CELL, {"np": np, "x": np.ones((3, 5), np.float64)})
         gc.collect()
@@ -74,17 +89,23 @@ def child(name: str, runs: int, first: bool = False) -> None:
     print(f"{best / ops * 1e6:.4f} {Path(ln.__file__).resolve().parent.parent}", flush=True)
 
 
-def measure(engine: Path, name: str, runs: int, first: bool = False) -> float:
-    """Best µs per recorded op of ``runs`` traces of cell ``name`` with ``engine``'s tracer, in a new process
-    (``first``: of the cell's first trace there)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(engine), os.environ.get("PYTHONPATH", "")]).rstrip(
+def measure(engine: Path | str, name: str, runs: int, first: bool = False) -> float:
+    """Best µs per recorded op of ``runs`` traces of cell ``name`` with ``engine``'s tracer (or ``LEAPP``), in a new
+    process (``first``: of the cell's first trace there)."""
+    leapp = engine == LEAPP
+    checkout = ROOT if leapp else engine
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")]).rstrip(
         os.pathsep))
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--runs", str(runs),
-                           *(["--first"] if first else [])], capture_output=True, text=True, env=env)
+                           *(["--first"] if first else []), *(["--leapp-child"] if leapp else [])],
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{engine}, {name}: the measuring process failed: {done.stderr[-2000:]}")
     figure, measured = done.stdout.split()
-    if Path(measured) != engine:
+    if leapp:
+        if measured != "leapp":
+            raise RuntimeError(f"{name}: the LEAPP process measured {measured}")
+    elif Path(measured) != engine:
         raise RuntimeError(f"{name}: measured {measured}'s tracer, not {engine}'s")
     return float(figure)
 
@@ -98,25 +119,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=25, help="timed traces per process, best kept (default 25)")
     parser.add_argument("--first", action="store_true",
                         help="time each cell's first trace in a process (one per process; --runs is not used)")
+    parser.add_argument("--leapp", action="store_true", help="add LEAPP 0.7.2 as one more row (the bench extra)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--leapp-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.runs < 1:
         parser.error("--rounds and --runs must be at least 1")
     if args.child:
-        child(args.child, args.runs, args.first)
+        child(args.child, args.runs, args.first, args.leapp_child)
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
         if name not in CELLS:
             parser.error(f"cell {name!r}: use one of {', '.join(CELLS)}")
-    engines = [Path(e).resolve() for e in args.engine] or [ROOT]
+    engines: list[Path | str] = [Path(e).resolve() for e in args.engine] or [ROOT]
     for engine in engines:
-        if not (engine / "leapp_notebook" / "__init__.py").exists():
+        if not (Path(engine) / "leapp_notebook" / "__init__.py").exists():
             parser.error(f"--engine {engine}: no leapp_notebook package there")
+    if args.leapp:
+        if importlib.util.find_spec("leapp") is None:
+            parser.error("--leapp: LEAPP 0.7.2 is not installed (pip install -e \".[bench]\")")
+        engines.append(LEAPP)
     what = "first trace, us/op per round" if args.first else "us/op per round"
     print(f"{'cell':9} {'engine':40} {what:>{8 * args.rounds}} {'best':>8} {'median':>8}")
     for name in names:
-        figures: dict[Path, list[float]] = {engine: [] for engine in engines}
+        figures: dict[Path | str, list[float]] = {engine: [] for engine in engines}
         for round_ in range(args.rounds):
             print(f"  {name}: round {round_ + 1} of {args.rounds}", file=sys.stderr, flush=True)
             for engine in engines:
@@ -124,7 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         first = statistics.median(figures[engines[0]])
         for engine in engines:
             median = statistics.median(figures[engine])
-            change = "" if engine == engines[0] else f"  {median / first - 1:+.1%}"
+            change = "" if engine == engines[0] else f"  {median / first:.1f}x the first" if engine == LEAPP \
+                else f"  {median / first - 1:+.1%}"
             print(f"{name:9} {str(engine)[-40:]:40} {''.join(f'{v:8.2f}' for v in figures[engine])} "
                   f"{min(figures[engine]):8.2f} {median:8.2f}{change}", flush=True)
 

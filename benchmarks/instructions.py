@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs")
+CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs", "literals")
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 MISSES = ("I1mr", "D1mr", "D1mw")  # callgrind's first-level cache misses: instruction reads, data reads, data writes
 
@@ -54,10 +54,19 @@ annotate.output_tensors("node", {"y": h}, export_with="jit")
 """
 
 
+def literals_cell(lines: int = 300) -> str:
+    """A straight-line cell whose every line has literals of its own (scales and offsets written out, as hand-tuned
+    pre-processing is): three calls a line, two of them a call signature never seen before (the literal is part of
+    it), so its first trace records and checks about 600 calls. Seeded by nothing: the same cell every time."""
+    body = [f"h = np.tanh(h * {1 + i / 10007:.6f}) + {i / 20011:.6f}" for i in range(lines)]
+    return "\n".join(['h = annotate.input_tensors("node", {"x": x})', *body,
+                      'annotate.output_tensors("node", {"y": h}, export_with="jit")']) + "\n"
+
+
 def cell(name: str) -> tuple[str, dict[str, object]]:
     """(source, namespace) of a named cell: the scaling benchmark's loop and straight-line cells at 1,995 ops, the
-    loop cell at 210 ops (``small``), trace_overhead.py's mixed NumPy/torch node and cell of constant arrays, and 2,000
-    element-wise ufunc calls (``ufuncs``)."""
+    loop cell at 210 ops (``small``), trace_overhead.py's mixed NumPy/torch node and cell of constant arrays, 2,000
+    element-wise ufunc calls (``ufuncs``), and 900 calls of 300 lines of literals of their own (``literals``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import numpy as np
     import scaling
@@ -74,6 +83,8 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
         x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)  # the policy takes 4 features
         return trace_overhead.MIXED_CELL.replace("STEPS", "22"), {"np": np, "torch": torch, "x": x,
                                                                  "policy": trace_overhead.mixed_policy()}
+    if name == "literals":
+        return literals_cell(), {"np": np, "x": x}
     if name == "ufuncs":  # element-wise ufuncs alone: the hook and the node, without NumPy's Python-level functions
         return UFUNCS_CELL, {"np": np, "x": x}
     if name == "constants":
@@ -82,26 +93,41 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     raise ValueError(f"cell {name!r}: use one of {', '.join(CELLS)}")
 
 
-def child(name: str, traces: int, profile: str = "leapp") -> None:
+def child(name: str, traces: int, profile: str = "leapp", first: bool = False) -> None:
     """Run in the measured process: warm up, say READY (with the tracer's checkout), wait for a line on stdin, trace,
-    say DONE with the op count, wait for stdin to close. The tracer is imported first: the benchmark modules put
-    their own checkout on the path."""
+    say DONE with the op count, wait for stdin to close. ``first``: the warm-up is an unrelated cell (engines.py's
+    WARM_CELL) and the one measured trace is the cell's first. The tracer is imported first: the benchmark modules
+    put their own checkout on the path."""
+    import gc
+
+    import numpy as np
+
     import leapp_notebook as ln
     from leapp_notebook.tracing.facts import facts
 
-    source, namespace = cell(name)
-    for _ in range(2):
-        trace = ln.trace_cell(source, dict(namespace), profile=profile)
-    graph = next(iter(trace.nodes.values())).graph.graph
-    ops = sum(1 for n in graph.nodes if n.op in ("call_function", "call_method", "call_module") and not facts(n).cast)
-    del trace, graph
-    import gc
+    def count(trace: object) -> int:
+        graph = next(iter(trace.nodes.values())).graph.graph  # type: ignore[attr-defined]
+        return sum(1 for n in graph.nodes if n.op in ("call_function", "call_method", "call_module")
+                   and not facts(n).cast)
 
+    source, namespace = cell(name)
+    if first:
+        from engines import WARM_CELL
+
+        ln.trace_cell(WARM_CELL, {"np": np, "x": np.ones((3, 5), np.float64)}, profile=profile)
+    else:
+        for _ in range(2):
+            trace = ln.trace_cell(source, dict(namespace), profile=profile)
+        ops = count(trace)
+        del trace
     gc.collect()
     print(f"READY {Path(ln.__file__).resolve().parent.parent}", flush=True)
     sys.stdin.readline()
-    for _ in range(traces):
-        ln.trace_cell(source, dict(namespace), profile=profile)
+    if first:
+        ops = count(ln.trace_cell(source, dict(namespace), profile=profile))  # the count: 0.1% of the trace
+    else:
+        for _ in range(traces):
+            ln.trace_cell(source, dict(namespace), profile=profile)
     print(f"DONE {ops}", flush=True)
     sys.stdin.read()
 
@@ -125,16 +151,17 @@ def parse_totals(text: str) -> dict[str, int]:
     return dict(zip(events, totals, strict=False))
 
 
-def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_sim: bool = False) -> Measured:
-    """Instructions for ``traces`` traces of cell ``name`` in ``profile`` with ``engine``'s tracer, its recorded ops per
-    trace, and with ``cache_sim`` the first-level cache misses."""
+def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_sim: bool = False,
+            first: bool = False) -> Measured:
+    """Instructions for ``traces`` traces of cell ``name`` in ``profile`` with ``engine``'s tracer (``first``: its one
+    first trace), its recorded ops per trace, and with ``cache_sim`` the first-level cache misses."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join([str(engine), os.environ.get(
         "PYTHONPATH", "")]).rstrip(os.pathsep))
     with tempfile.TemporaryDirectory() as tmp:
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/out.%p",
                    *(["--cache-sim=yes"] if cache_sim else []),
                    sys.executable, str(Path(__file__).resolve()), "--child", name, "--traces", str(traces),
-                   "--profiles", profile]
+                   "--profiles", profile, *(["--first"] if first else [])]
         process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:
@@ -178,10 +205,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="a checkout whose leapp_notebook to measure (repeatable; default this one)")
     parser.add_argument("--cache-sim", action="store_true",
                         help="simulate the caches too and print first-level misses per op (about 2x slower)")
+    parser.add_argument("--first", action="store_true",
+                        help="count each cell's first trace (after an unrelated warm-up cell) instead; --traces is 1")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.first:
+        args.traces = 1
     if args.child:
-        child(args.child, args.traces, args.profiles)
+        child(args.child, args.traces, args.profiles, args.first)
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
@@ -205,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
         for profile in profiles:
             first = None
             for engine in engines:
-                count, ops, misses = measure(engine, name, args.traces, profile, args.cache_sim)
+                count, ops, misses = measure(engine, name, args.traces, profile, args.cache_sim, args.first)
                 per_trace = count / args.traces
                 change = "" if first is None else f"  {per_trace / first - 1:+.1%}"
                 first = per_trace if first is None else first

@@ -296,6 +296,18 @@ def settle(sess: Any, builder: Any, start: int, operands: Any, wrapped: Any,
     fresh = builder.fresh[start:]
     if not fresh:
         return {}
+    with _OWN_TORCH():
+        return _settle(sess, builder, start, fresh, operands, wrapped, known)
+
+
+# The tracer's own torch calls and reads (the check's ops, a result's dtype and shape) skip torch's function dispatch,
+# where the recorder (a TorchFunctionMode) would only pass them through, at several microseconds each: about a quarter
+# of a new call signature's cost (grad mode's switches and every ``value.dtype`` reach the mode too).
+_OWN_TORCH = torch._C.DisableTorchFunction
+
+
+def _settle(sess: Any, builder: Any, start: int, fresh: list[Any], operands: Any, wrapped: Any,
+            known: dict[Any, Any] | None) -> dict[Any, Any] | None:
     values = dict(known) if known else {}
     for value in iter_traced(operands, builder):
         values.setdefault(value._lp.node, value)
@@ -544,6 +556,11 @@ def capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, A
             ) -> Any:
     """The template of the call just settled, None when part of it was a per-call decision. Operands that are one
     node (``h + h``) are one operand of the template, which then fits only calls alike (``aliases``, ``fits``)."""
+    with _OWN_TORCH():  # a constant's buffer read as an array, among others
+        return _capture(builder, params, nodes, casts, finding)
+
+
+def _capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, Any], finding: Any) -> Any:
     shared = aliases(params.values(), builder)
     operands: dict[Any, Any] = {}
     for name, value in params.items():
