@@ -557,22 +557,23 @@ annotate.output_tensors("node", {"y": h})
 
 
 def test_templates_alike_share_one_compiled_source(monkeypatch):
-    """A replay function binds its values as names (``_Code``), so templates alike (``h * 0.5``, ``h * 0.25``) have
-    one source, compiled once per process: a new template of that shape costs a function object, no compilation
-    (compiling was about a third of a cell's first trace). Each function keeps its own values: the graph computes
-    what the cell computes."""
-    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
-
-    def cell(factor: float) -> str:
-        return f'''\
-h = annotate.input_tensors("node", {{"x": x}})
+    """A replay function binds its values as names (``_Code``), so templates alike (``np.tanh(h) * 0.5`` on a (3, 4)
+    and on a (5, 4) array) have one source, compiled once per process: a new template of that shape costs a function
+    object, no compilation (compiling was about a third of a cell's first trace). Each function keeps its own values:
+    the graph computes what the cell computes."""
+    cell = '''\
+h = annotate.input_tensors("node", {"x": x})
 for i in range(3):
-    h = np.tanh(h) * {factor}
-annotate.output_tensors("node", {{"y": h}})
+    h = np.tanh(h) * 0.5
+annotate.output_tensors("node", {"y": h})
 '''
 
-    _trace(cell(0.5), {"np": np, "x": x})  # the first call records; the later ones compile the replay function
-    first = [t for k, t in replay.TEMPLATES.items() if 0.5 in k and t is not replay.NO_TEMPLATE]
+    def templates(shape: tuple[int, ...]) -> list[Any]:
+        return [t for k, t in replay.TEMPLATES.items() if shape in k and np.tanh in k and t is not replay.NO_TEMPLATE]
+
+    rng = np.random.default_rng(5)
+    _trace(cell, {"np": np, "x": rng.standard_normal((3, 4)).astype(np.float32)})  # compiles on the 2nd step
+    first = templates((3, 4))
     assert len(first) == 1 and first[0].direct is not None
     compiled: list[str] = []
 
@@ -581,16 +582,89 @@ annotate.output_tensors("node", {{"y": h}})
         return compile(source, filename, mode)
 
     monkeypatch.setattr(replay, "compile", counting, raising=False)
-    trace = _trace(cell(0.25), {"np": np, "x": x})
+    trace = _trace(cell, {"np": np, "x": rng.standard_normal((5, 4)).astype(np.float32)})
     assert "<leapp_notebook replay template>" not in compiled, compiled
-    second = [t for k, t in replay.TEMPLATES.items() if 0.25 in k and t is not replay.NO_TEMPLATE]
+    second = templates((5, 4))
     assert len(second) == 1 and second[0].direct is not None and second[0].direct is not first[0].direct
     assert second[0].direct.__code__ is first[0].direct.__code__
-    fresh = np.random.default_rng(6).standard_normal((3, 4)).astype(np.float32)
+    fresh = rng.standard_normal((5, 4)).astype(np.float32)
     expected = fresh
     for _ in range(3):
-        expected = np.tanh(expected) * np.float32(0.25)
+        expected = np.tanh(expected) * np.float32(0.5)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], expected, rtol=1e-6, atol=1e-6)
+
+
+def _first_trace(source: str, namespace: Any) -> tuple[ln.Trace, int, dict[str, Any]]:
+    """``source`` traced with an empty cache: the trace, how many calls were built and checked (``settle``), and the
+    snapshot of building every call (cache off)."""
+    built = _snapshot_cache_off(source, lambda: dict(namespace))
+    settled = _count(replay, "settle")
+    try:
+        trace = _trace(source, dict(namespace))
+    finally:
+        settled.restore()
+    return trace, settled.calls, built
+
+
+NUMBERS = '''\
+h = annotate.input_tensors("node", {"x": x})
+for k in [0.5, 0.25, -2.0, -0.0, 1e-30, float("inf"), float("nan")]:
+    h = (h * k + 1) - 2
+for k in [3, -7, 2**31 - 1]:
+    h = h * k
+for k in [True, False]:
+    h = h + k
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+def test_a_number_not_seen_before_replays_the_recording_for_any_number():
+    """``h * k`` for seven floats (signed zero, a subnormal, inf and nan among them), three ints and two bools: a
+    number is part of a call's signature by value, so each used to be a new signature, built and checked (about
+    400,000 instructions a call against 55,000 replayed: a cell of hand-written constants paid that for every
+    line). The ufunc hook now falls back to the recording for any number of the type (``replay.with_number``) where
+    the builder passed the number to the graph as it is: one call of each kind is built, the rest replayed, to the
+    graph building every call gives, computing what the cell computes."""
+    x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    trace, settled, built = _first_trace(NUMBERS, {"np": np, "x": x})
+    # built: * float, + int, - int (the first loop's first step: the others replay, 1 and 2 by value); * int; + bool
+    assert settled == 5, settled
+    assert snapshot(trace) == built
+    fresh = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    with np.errstate(all="ignore"):
+        exec(NUMBERS, eager)
+    np.testing.assert_array_equal(trace.nodes["node"](fresh)[0], eager["h"])
+
+
+@pytest.mark.parametrize("source, settled", [
+    # an int8 comparison with a number out of its range is settled without torch (the value decides the graph)
+    ("a = xi > 3\nb = xi > 300\nc = xi < -300\nd = xi <= 100", 7),
+    # integer division by zero is 0 in NumPy: a different graph for the number 0
+    ("a = xi // 2\nb = xi // 0\nc = xi % 3\nd = xi % 0", 7),
+    # integers to a negative power raise in NumPy; a positive one is recorded
+    ("a = xi ** 2\nb = xi ** 3\nc = xi ** 1\nd = xi ** 0", 7),
+    # an int beyond int32 is not replayed for any value (xf * 3 and xf * 5 are: h * 10 was built)
+    ("a = xf * 3\nb = xf * 2**40\nc = xf * -(2**40)\nd = xf * 5", 5),
+], ids=["int-comparison", "int-division", "int-power", "large-int"])
+def test_a_number_whose_value_decides_the_graph_is_built_for_each_value(source: str, settled: int):
+    """Where a builder looks at the number (an integer comparison out of the dtype's range, integer division by
+    zero, integer powers) or the number is beyond int32, the recording is not taken for any number: every value is
+    built and checked, to the graph building every call gives, computing what NumPy computes."""
+    cell = ('h = annotate.input_tensors("node", {"x": x})\nxi = (h * 10).astype(np.int8)\nxf = h * 1.0\n'
+            + source + '\nannotate.output_tensors("node", {"a": a, "b": b, "c": c, "d": d})\n')
+    x = np.random.default_rng(9).standard_normal((3, 4)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        trace, built_calls, built = _first_trace(cell, {"np": np, "x": x})
+    assert snapshot(trace) == built
+    assert built_calls == settled  # h * 10, astype, h * 1.0 and every line where the value decides
+    fresh = np.random.default_rng(10).standard_normal((3, 4)).astype(np.float32)
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    with np.errstate(all="ignore"):
+        exec(cell, eager)
+        got = trace.nodes["node"](fresh)
+    for name, value in zip("abcd", got, strict=True):
+        np.testing.assert_array_equal(value, eager[name], err_msg=name)
 
 
 LARGE_CHANGED = '''\

@@ -80,6 +80,9 @@ def ufunc_name(ufunc: np.ufunc) -> str:
     return f"{name} (a ufunc from outside NumPy)"
 
 
+_INT32 = 1 << 31  # a Python int operand replayed for any value lies in int32's range (torch takes it as a scalar)
+
+
 class TracedArray(np.ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
@@ -228,6 +231,10 @@ class TracedArray(np.ndarray):
                     key = (replay.UFUNC, row.build, ufunc, kind_a, part_a) if plain_b is _ONE_OPERAND else \
                         (replay.UFUNC, row.build, ufunc, kind_a, part_a, kind_b, part_b)  # the row's builder first
                     template = replay.TEMPLATES.get(key)
+                    if template is None and (kind_b is float or kind_b is bool or (
+                            kind_b is int and -_INT32 <= b < _INT32)):
+                        # a number not seen here before: the recording for any number of its type, when there is one
+                        template = replay.TEMPLATES.get(replay.any_number(key))
                     if template is not None and template is not replay.NO_TEMPLATE and (
                             template.aliases is None or replay.fits(template, params, builder)):
                         if template.wraps and row.leapp:  # nothing to report: replayed and wrapped in one call

@@ -466,6 +466,16 @@ class _Operand:
         self.index = index
 
 
+class _Number:
+    """A Python number operand passed to the graph call as it is (``x * 0.5``'s 0.5), in a template recorded for
+    any number of its type (``with_number``): read from the call's operands at each replay."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
 class _ConstOperand:
     """A constant operand's graph constant (a plain array, or one the cell made with no traced data): made at
     replay from the call's own array (``const_operand``)."""
@@ -509,7 +519,7 @@ class Template:
         self.wraps = finding is None and type(result) is _Fresh
 
 
-_REFERENCES = frozenset({_Fresh, _Operand, _ConstOperand})
+_REFERENCES = frozenset({_Fresh, _Operand, _ConstOperand, _Number})
 _CONSTANT_OPERANDS = frozenset({_ConstOperand})
 
 
@@ -640,6 +650,8 @@ class _Code:
             return f"n{value.i}"
         if kind is _Operand:
             return f"{self.operand(value)}._lp._node"
+        if kind is _Number:
+            return f"params[{value.name!r}]"
         if kind is _ConstOperand:  # a constant made by an earlier call: found again (or made, for another array)
             return f"const_operand(builder, {self.operand(value)}, line, helper, {self.bind(value.checked)})"
         if (kind is tuple or kind is slice) and not _nested(value):
@@ -668,8 +680,8 @@ class _Code:
         kind = type(value)
         if kind is _Fresh:
             return f"{path}.node" if value.i in calls else path
-        if kind is _ConstOperand:
-            return path  # a graph constant, never pending
+        if kind is _ConstOperand or kind is _Number:
+            return path  # a graph constant or a number, never pending
         if kind is _Operand:
             temp = f"t{self.temps}"
             self.temps += 1
@@ -787,6 +799,33 @@ def direct(template: Template) -> Any:
     anything of it (``Session.replayed`` says what a call reports)."""
     template.direct = compile_template(template, wrapping=True)
     return template.direct
+
+
+ANY_NUMBER = object()  # the last part of a ufunc hook key whose template takes any Python number of its type there
+_NUMBERS = (float, int, bool)
+
+
+def with_number(template: Template, name: str, value: Any) -> Template | None:
+    """``template`` for any Python number of ``value``'s type as operand ``name``, where the builder said the number
+    reaches the graph as it is and decides nothing (``extra["any_number"]``, elementwise.py): the one argument that
+    *is* that number becomes a reference to the operand. None when the number is not found exactly once, as a
+    positional argument of a call."""
+    found = [(i, j) for i, (op, _, args, kwargs, _) in enumerate(template.ops) if op not in ("const", "operand")
+             for j, arg in enumerate(args) if arg is value]
+    if len(found) != 1 or type(value) not in _NUMBERS or any(
+            v is value for op, _, _, kwargs, _ in template.ops if op not in ("const", "operand") and kwargs
+            for v in kwargs.values()):
+        return None
+    (i, j), = found
+    op, target, args, kwargs, state = template.ops[i]
+    ops = list(template.ops)
+    ops[i] = (op, target, (*args[:j], _Number(name), *args[j + 1:]), kwargs, state)
+    return Template(ops, template.result, template.reported, template.finding, template.aliases)
+
+
+def any_number(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The key under which a ufunc hook key's template for any number of its last operand's type is kept."""
+    return (*key[:-1], ANY_NUMBER)
 
 
 def store(key: Any, template: Any) -> None:

@@ -306,6 +306,11 @@ class Session:
             replay.store(key, template)
             if alias is not None:
                 replay.store(alias, template)
+                number = extra.get("any_number") if extra is not None and template is not None else None
+                if number is not None:  # the builder passed a Python number through and decided nothing on it
+                    generic = replay.with_number(template, number, params[number])
+                    if generic is not None:
+                        replay.store(replay.any_number(alias), generic)
         return traced
 
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,

@@ -22,6 +22,9 @@ _BOOL_IDENTITY = frozenset({torch.abs, torch.ceil, torch.floor, torch.trunc})
 _INT_DIVISION = frozenset({torch.floor_divide, torch.remainder, torch.fmod})
 
 
+_NUMBERS = (float, int, bool)
+
+
 def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, ...], nin: int) -> list[Any]:
     """Graph values for the operands, cast to the loop dtypes; a Python scalar after the first operand stays
     a scalar where the torch op takes one (``x * 0.5``)."""
@@ -136,6 +139,11 @@ def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
                             ctx.emit("call_function", torch_fn, tuple(args)))
         else:
             node = ctx.emit("call_function", torch_fn, tuple(args))
+            if nin == 2 and scalars_ok and type(args[1]) in _NUMBERS and not (
+                    first.kind in "iu" and (torch_fn in _COMPARISONS or torch_fn is torch.pow)):
+                # The number reached the graph as it is and nothing above looked at its value (the integer
+                # comparisons and powers do): the recording holds for any number of its type (replay.with_number)
+                ctx.extra["any_number"] = "x1"
         return ctx.to_result_dtype(node, loop[nin])
 
     return build
