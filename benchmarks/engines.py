@@ -57,6 +57,9 @@ def child(name: str, runs: int, first: bool = False, leapp: bool = False) -> Non
 
     source, namespace = instructions.cell(name)
     if leapp:
+        from scaling import LEAPP_RECURSION_LIMIT  # LEAPP's graph building recurses once per op of depth
+
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), LEAPP_RECURSION_LIMIT))
         objects = {k: v for k, v in namespace.items() if k not in ("np", "x")}
         warm = np.ones((3, 5), np.float64)
         trace_overhead.time_leapp(WARM_CELL, warm)

@@ -239,3 +239,17 @@ def test_floor_measures_eager_the_bare_tracer_and_trace_cell(capsys):
     assert "20 element-wise ufunc calls" in out and "x bare" in out
     with pytest.raises(SystemExit):
         floor.main(["--steps", "0"])
+
+
+def test_engines_adds_leapp_as_a_row(capsys):
+    """benchmarks/engines.py --leapp: LEAPP 0.7.2's first trace of the cell, in a process of its own, is a row of
+    its own with its ratio to the first engine."""
+    pytest.importorskip("leapp")
+    from benchmarks import engines
+
+    engines.main(["--first", "--leapp", "--engine", str(engines.ROOT), "--cells", "small", "--rounds", "1"])
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 2 and rows[1].split()[1:3] == ["LEAPP", "0.7.2"], rows
+    assert rows[1].endswith("x the first")
+    ours, leapp = float(rows[0].split()[-2]), float(rows[1].split()[3])
+    assert 0 < ours < 100_000 and 0 < leapp < 100_000
