@@ -41,19 +41,6 @@ class Measured(NamedTuple):
     misses: dict[str, int] | None  # MISSES for all the traces, with --cache-sim
 
 
-# Four ufunc calls per step, 500 steps: the cheapest ops NumPy has (0.7 us each eagerly on 8 x 16), so the tracer's own
-# cost per call shows undiluted
-UFUNCS_CELL = """\
-h = annotate.input_tensors("node", {"x": x})
-for step in range(500):
-    a = h * 0.5
-    b = np.tanh(a)
-    c = b + a
-    h = c - h
-annotate.output_tensors("node", {"y": h}, export_with="jit")
-"""
-
-
 def literals_cell(lines: int = 300) -> str:
     """A straight-line cell whose every line has literals of its own (scales and offsets written out, as hand-tuned
     pre-processing is): three calls a line, two of them a call signature never seen before (the literal is part of
@@ -86,7 +73,9 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     if name == "literals":
         return literals_cell(), {"np": np, "x": x}
     if name == "ufuncs":  # element-wise ufuncs alone: the hook and the node, without NumPy's Python-level functions
-        return UFUNCS_CELL, {"np": np, "x": x}
+        import floor
+
+        return floor.cells(500)[0], {"np": np, "x": x}
     if name == "constants":
         return trace_overhead.CONSTANTS_CELL.replace("STEPS", "22"), {"np": np, "x": x,
                                                                      **trace_overhead.constants_objects()}

@@ -184,6 +184,8 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
     measured = instructions.measure(Path(instructions.ROOT), "small", 1, cache_sim=True)
     assert measured.ops == ops and set(measured.misses) == set(instructions.MISSES)
     assert 0 < measured.misses["I1mr"] < measured.instructions
+    first = instructions.measure(Path(instructions.ROOT), "small", 1, first=True)
+    assert first.ops == ops and first.instructions > count  # a first trace builds and checks every signature
 
 
 def test_engines_times_each_engine_in_its_own_process(capsys):
