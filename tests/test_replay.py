@@ -790,3 +790,44 @@ def test_arrays_the_cell_makes_without_traced_data_are_one_constant_each_and_rep
     eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
     exec(IN_CELL_CONSTANTS, eager)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
+
+
+def test_a_retraced_straight_line_cell_finds_each_sites_facts_again(monkeypatch):
+    """A template op keeps the facts record of its last site only (a loop's iterations share it); in a straight-line
+    cell every op has a line of its own, so ``_SITE_FACTS`` keeps each (template op, site) record across traces: a
+    re-trace makes none, and each node still reads its own line. When the table is full it starts over, and the
+    records are made again, equal."""
+    body = ["h = np.tanh(h) * 0.5"] * 6 + ["h = np.tanh(h) + 0.25"] * 3
+    cell = "\n".join(['h = annotate.input_tensors("node", {"x": x})', *body,
+                      'annotate.output_tensors("node", {"y": h})']) + "\n"
+    x = np.random.default_rng(11).standard_normal((3, 4)).astype(np.float32)
+
+    def records(trace: ln.Trace) -> list[Any]:
+        graph = trace.nodes["node"].graph.graph
+        return [facts(n) for n in graph.nodes if n.op == "call_function"]
+
+    replay.TEMPLATES.clear()
+    _builder._SITE_FACTS.clear()
+    for _ in range(2):  # the second trace replays every call (the first builds the templates)
+        second = records(_trace(cell, {"np": np, "x": x}))
+    third = records(_trace(cell, {"np": np, "x": x}))
+    assert [r.line for r in third] == [line for line in range(2, 2 + len(body)) for _ in range(2)]
+    assert all(a is b for a, b in zip(second, third, strict=True))
+    made = len(_builder._SITE_FACTS)
+    assert made >= len(body)
+    monkeypatch.setattr(_builder, "_MAX_SITE_FACTS", 3)  # starts over at every fourth new record
+    _builder._SITE_FACTS.clear()
+    fourth = records(_trace(cell, {"np": np, "x": x}))
+    assert len(_builder._SITE_FACTS) <= 3
+    assert fourth == third and any(a is not b for a, b in zip(third, fourth, strict=True))
+    cache_off_lines = [facts(n).line for n in _snapshot_cache_off_graph(cell, x)]
+    assert [r.line for r in fourth] == cache_off_lines
+
+
+def _snapshot_cache_off_graph(cell: str, x: np.ndarray) -> list[Any]:
+    replay.ENABLED = False
+    try:
+        graph = _trace(cell, {"np": np, "x": x}).nodes["node"].graph.graph
+    finally:
+        replay.ENABLED = True
+    return [n for n in graph.nodes if n.op == "call_function"]

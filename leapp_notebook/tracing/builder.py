@@ -92,6 +92,7 @@ class RecordingGraph(torch.fx.Graph):
         append = self._root._prepend  # before the root: at the end
         table = self._find_nodes_lookup_table.table
         new = object.__new__
+        site_facts = _SITE_FACTS
         for pending in log:
             op, target, base, state, fix, kwargs, memo, found_by = pending.spec
             if kwargs is None:
@@ -112,14 +113,24 @@ class RecordingGraph(torch.fx.Graph):
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)
+            # A re-trace finds the records of a straight-line cell's sites (each op at a line of its own) in
+            # ``_SITE_FACTS``, by template op and site.
             site = pending.site
             if memo[0] is site or memo[0] == site:
                 record = memo[1]
             else:
-                record = new(NodeFacts)
-                values = record.__dict__
-                values.update(state)
-                values["line"], values["location"], values["helper"] = site
+                key = id(memo), site
+                kept = site_facts.get(key)
+                if kept is not None and kept[0] is memo:
+                    record = kept[1]
+                else:
+                    record = new(NodeFacts)
+                    values = record.__dict__
+                    values.update(state)
+                    values["line"], values["location"], values["helper"] = site
+                    if len(site_facts) >= _MAX_SITE_FACTS:
+                        site_facts.clear()
+                    site_facts[key] = memo, record
                 memo[:] = site, record
             node.meta[KEY] = record
             pending.node = node
@@ -149,6 +160,14 @@ class RecordingGraph(torch.fx.Graph):
         self._len += 1
         return node
 
+
+# The facts record of each (template op, cell site) pair a replayed op was built at, across traces: a template op
+# keeps only its last site's (a loop's iterations share it), so without these a re-traced straight-line cell made
+# a record per node every time. Keyed by the id of the op's memo list (the value holds the list itself, so an id
+# reused by a later template is told apart) and the site tuple; starts over when full (an entry is about 0.75 KB:
+# at most 15 MB, enough for a straight-line cell of 20,000 ops).
+_SITE_FACTS: dict[tuple[int, Any], tuple[list[Any], NodeFacts]] = {}
+_MAX_SITE_FACTS = 20_000
 
 _CONTENTS_KEPT = 1024  # elements: a plain constant array up to this size is told apart by its contents too
 
