@@ -831,3 +831,30 @@ def _snapshot_cache_off_graph(cell: str, x: np.ndarray) -> list[Any]:
     finally:
         replay.ENABLED = True
     return [n for n in graph.nodes if n.op == "call_function"]
+
+
+@pytest.mark.parametrize("body", [
+    # a ufunc torch takes no scalar for: the number becomes a constant tensor (one per value, built or replayed)
+    "for i in range(3):\n    h = np.maximum(h, -3.5) * 0.5\nh = np.minimum(h, -3.5)\nh = np.maximum(h, 2.0)",
+    # the same value in two dtypes is two constants
+    "for i in range(2):\n    h = np.maximum(h, -3.5)\n    g = np.maximum(h.astype(np.float64), -3.5)\nh = h + g.astype(np.float32)",
+], ids=["loop-and-line", "two-dtypes"])
+def test_a_computed_constant_is_one_node_per_value_built_or_replayed(body: str):
+    """A constant a builder computes from a static argument (``np.maximum(h, -3.5)``: torch.maximum takes no number)
+    is one array object per dtype and value (``provenance.computed``), and a template keeps that object: so the calls
+    that compute one value share one constant node, whether they were built (cache off, or a first trace) or
+    replayed. Replaying used to share one per template and building made one per call: the graphs differed."""
+    cell = 'h = annotate.input_tensors("node", {"x": x})\n' + body + '\nannotate.output_tensors("node", {"y": h})\n'
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    off, first, second = _three_ways(cell, {"np": np, "x": x}, "leapp")
+    assert off == first == second
+    graph = _trace(cell, {"np": np, "x": x}).nodes["node"].graph.graph
+    consts = [n for n in graph.nodes if n.op == "get_attr"]
+    values = {(str(getattr(graph.owning_module, n.target).dtype), getattr(graph.owning_module, n.target).item())
+              for n in consts}
+    assert len(consts) == len(values), [str(n) for n in consts]
+    fresh = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    again = {"np": np, "h": fresh.copy()}
+    exec(body, again)
+    np.testing.assert_allclose(_trace(cell, {"np": np, "x": x}).nodes["node"](fresh)[0], again["h"], rtol=1e-6)

@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -169,16 +169,6 @@ class RecordingGraph(torch.fx.Graph):
 _SITE_FACTS: dict[tuple[int, Any], tuple[list[Any], NodeFacts]] = {}
 _MAX_SITE_FACTS = 20_000
 
-_CONTENTS_KEPT = 1024  # elements: a plain constant array up to this size is told apart by its contents too
-
-
-def _contents(value: Any) -> bytes | None:
-    """The bytes of a plain array small enough to compare at every use (None for anything else)."""
-    if type(value) is np.ndarray and value.size <= _CONTENTS_KEPT:
-        return value.tobytes()
-    return None
-
-
 def _written_since(owner: Any, kept: Any) -> bool:
     """Whether a constant's object changed in place since its constant was made, for one known by identity alone
     (no ``contents``): ``kept`` is a tensor's write counter then, or the constant's own array for a larger array,
@@ -198,6 +188,7 @@ def _written_since(owner: Any, kept: Any) -> bool:
 
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # an item's bits as one unsigned integer
+
 
 
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:

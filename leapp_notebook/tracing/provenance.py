@@ -198,6 +198,44 @@ def fingerprint(array: np.ndarray) -> int:
     return hash(np.ascontiguousarray(array).tobytes())
 
 
+# ------------------------------------------------------------------------------------------
+# constants known by their contents
+# ------------------------------------------------------------------------------------------
+
+_CONTENTS_KEPT = 1024  # elements: a plain constant array up to this size is told apart by its contents too
+
+
+def _contents(value: Any) -> bytes | None:
+    """The bytes of a plain array small enough to compare at every use (None for anything else)."""
+    if type(value) is np.ndarray and value.size <= _CONTENTS_KEPT:
+        return value.tobytes()
+    return None
+
+
+# One array object per dtype, shape and contents, process-wide, for the small constants builders compute from static
+# arguments (a Python number as a tensor for an op torch takes no scalar for: np.maximum(h, -3.5)). A constant is
+# made once per array object in a node, and a replayed call passes its template's object: so every call that
+# computes the same value shares one constant node, whether it was built or replayed.
+_COMPUTED: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+_MAX_COMPUTED = 4_096
+
+
+def computed(value: Any) -> Any:
+    """The one array object standing for ``value``, a constant a builder computed (a read-only copy the first time: it
+    is shared, and ``value`` may be the caller's); a larger array, or anything else, as it is."""
+    contents = _contents(value)
+    if contents is None:
+        return value
+    key = (value.dtype.str, value.shape, contents)
+    found = _COMPUTED.get(key)
+    if found is None:
+        if len(_COMPUTED) >= _MAX_COMPUTED:
+            _COMPUTED.clear()
+        found = _COMPUTED[key] = value.copy()
+        found.flags.writeable = False
+    return found
+
+
 def root(array: Any) -> Any:
     """The array that owns ``array``'s memory."""
     while isinstance(array.base, np.ndarray):

@@ -31,7 +31,7 @@ import torch.fx
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, facts, update
-from .provenance import Pending, Provenance, iter_traced, root
+from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -548,10 +548,11 @@ def _holds(value: Any, kinds: frozenset[type]) -> bool:
     kind = type(value)
     if kind in kinds:
         return True
-    if kind is tuple or kind is list:
-        return any(_holds(v, kinds) for v in value)
-    if kind is dict:
-        return any(_holds(v, kinds) for v in value.values())
+    if kind is tuple or kind is list or kind is dict:  # loops, not any() of a generator: a template's first replay
+        for item in value.values() if kind is dict else value:
+            if _holds(item, kinds):
+                return True
+        return False
     if kind is slice:
         return _holds(value.start, kinds) or _holds(value.stop, kinds) or _holds(value.step, kinds)
     return False
@@ -609,6 +610,7 @@ def _capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, 
                 array = getattr(builder.root, node.target).numpy()
                 if array.size > _MAX_CONST:
                     return None
+                array = computed(array)  # the object a build passes for this value: one constant node for both
                 checked = {"graph_shape": info.graph_shape, "graph_dtype": info.graph_dtype}
                 ops.append(("const", array, None, None, checked))
                 continue
@@ -757,7 +759,8 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
         body.append(line + f"; log.append(n{i})")
     if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
-        consts = _holds((template.ops, template.result, template.reported), _CONSTANT_OPERANDS)
+        consts = _holds(([(args, kwargs) for _, _, args, kwargs, _ in template.ops], template.result,
+                         template.reported), _CONSTANT_OPERANDS)  # not the facts (an op's state): none is there
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
     if wrapping:  # Session.wrap's first case, for the result's pending node

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..provenance import computed
+
 
 class Unsupported(Exception):
     """Raised by a builder for an argument combination the lookup cannot record faithfully."""
@@ -112,8 +114,9 @@ class BuildContext:
         return self._session.graph_value(self._builder, value, self._line, helper=self._helper)
 
     def constant(self, value: Any) -> torch.fx.Node:
-        """A genuine constant (a value the builder computes from static arguments)."""
-        return self._builder.const(value, baked=False, origin=None, line=self._line, helper=self._helper)
+        """A genuine constant (a value the builder computes from static arguments): one node per value in the node
+        (``provenance.computed``)."""
+        return self._builder.const(computed(value), baked=False, origin=None, line=self._line, helper=self._helper)
 
     def has(self, name: str) -> bool:
         return name in self.params
