@@ -793,10 +793,10 @@ def test_arrays_the_cell_makes_without_traced_data_are_one_constant_each_and_rep
 
 
 def test_a_retraced_straight_line_cell_finds_each_sites_facts_again(monkeypatch):
-    """A template op keeps the facts record of its last site only (a loop's iterations share it); in a straight-line
-    cell every op has a line of its own, so ``_SITE_FACTS`` keeps each (template op, site) record across traces: a
-    re-trace makes none, and each node still reads its own line. When the table is full it starts over, and the
-    records are made again, equal."""
+    """A template op keeps the facts record of its last site (a loop's iterations share it) and a table of its
+    records by site, across traces: in a straight-line cell every op has a line of its own, and a re-trace makes no
+    record, each node still reading its own line. When the tables hold _MAX_SITE_FACTS records in all they start
+    over, and the records are made again, equal."""
     body = ["h = np.tanh(h) * 0.5"] * 6 + ["h = np.tanh(h) + 0.25"] * 3
     cell = "\n".join(['h = annotate.input_tensors("node", {"x": x})', *body,
                       'annotate.output_tensors("node", {"y": h})']) + "\n"
@@ -807,18 +807,18 @@ def test_a_retraced_straight_line_cell_finds_each_sites_facts_again(monkeypatch)
         return [facts(n) for n in graph.nodes if n.op == "call_function"]
 
     replay.TEMPLATES.clear()
-    _builder._SITE_FACTS.clear()
+    _builder.forget_site_facts()
     for _ in range(2):  # the second trace replays every call (the first builds the templates)
         second = records(_trace(cell, {"np": np, "x": x}))
     third = records(_trace(cell, {"np": np, "x": x}))
     assert [r.line for r in third] == [line for line in range(2, 2 + len(body)) for _ in range(2)]
     assert all(a is b for a, b in zip(second, third, strict=True))
-    made = len(_builder._SITE_FACTS)
-    assert made >= len(body)
+    assert _builder._SITE_MEMOS_KEPT[0] >= len(body)
     monkeypatch.setattr(_builder, "_MAX_SITE_FACTS", 3)  # starts over at every fourth new record
-    _builder._SITE_FACTS.clear()
+    _builder.forget_site_facts()
     fourth = records(_trace(cell, {"np": np, "x": x}))
-    assert len(_builder._SITE_FACTS) <= 3
+    assert _builder._SITE_MEMOS_KEPT[0] <= 3
+    assert sum(len(memo[2]) for memo in _builder._SITE_MEMOS) == _builder._SITE_MEMOS_KEPT[0]
     assert fourth == third and any(a is not b for a, b in zip(third, fourth, strict=True))
     cache_off_lines = [facts(n).line for n in _snapshot_cache_off_graph(cell, x)]
     assert [r.line for r in fourth] == cache_off_lines
@@ -837,7 +837,8 @@ def _snapshot_cache_off_graph(cell: str, x: np.ndarray) -> list[Any]:
     # a ufunc torch takes no scalar for: the number becomes a constant tensor (one per value, built or replayed)
     "for i in range(3):\n    h = np.maximum(h, -3.5) * 0.5\nh = np.minimum(h, -3.5)\nh = np.maximum(h, 2.0)",
     # the same value in two dtypes is two constants
-    "for i in range(2):\n    h = np.maximum(h, -3.5)\n    g = np.maximum(h.astype(np.float64), -3.5)\nh = h + g.astype(np.float32)",
+    "for i in range(2):\n    h = np.maximum(h, -3.5)\n    g = np.maximum(h.astype(np.float64), -3.5)\n"
+    "h = h + g.astype(np.float32)",
 ], ids=["loop-and-line", "two-dtypes"])
 def test_a_computed_constant_is_one_node_per_value_built_or_replayed(body: str):
     """A constant a builder computes from a static argument (``np.maximum(h, -3.5)``: torch.maximum takes no number)

@@ -92,7 +92,7 @@ class RecordingGraph(torch.fx.Graph):
         append = self._root._prepend  # before the root: at the end
         table = self._find_nodes_lookup_table.table
         new = object.__new__
-        site_facts = _SITE_FACTS
+        kept = _SITE_MEMOS_KEPT
         for pending in log:
             op, target, base, state, fix, kwargs, memo, found_by = pending.spec
             if kwargs is None:
@@ -113,25 +113,25 @@ class RecordingGraph(torch.fx.Graph):
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
             # template is process-wide: its memo holds the record and the site, never the graph.)
-            # A re-trace finds the records of a straight-line cell's sites (each op at a line of its own) in
-            # ``_SITE_FACTS``, by template op and site.
+            # A re-trace finds the records of a straight-line cell's sites (each op at a line of its own) in the
+            # op's own table of its sites (``memo[2]``; ``_SITE_MEMOS``).
             site = pending.site
             if memo[0] is site or memo[0] == site:
                 record = memo[1]
             else:
-                key = id(memo), site
-                kept = site_facts.get(key)
-                if kept is not None and kept[0] is memo:
-                    record = kept[1]
-                else:
+                by_site = memo[2]
+                record = by_site.get(site) if by_site is not None else None
+                if record is None:
                     record = new(NodeFacts)
                     values = record.__dict__
                     values.update(state)
                     values["line"], values["location"], values["helper"] = site
-                    if len(site_facts) >= _MAX_SITE_FACTS:
-                        site_facts.clear()
-                    site_facts[key] = memo, record
-                memo[:] = site, record
+                    if by_site is None or kept[0] >= _MAX_SITE_FACTS:
+                        by_site = _site_table(memo)
+                    by_site[site] = record
+                    kept[0] += 1
+                memo[0] = site
+                memo[1] = record
             node.meta[KEY] = record
             pending.node = node
         self._len += len(log)
@@ -161,13 +161,35 @@ class RecordingGraph(torch.fx.Graph):
         return node
 
 
-# The facts record of each (template op, cell site) pair a replayed op was built at, across traces: a template op
-# keeps only its last site's (a loop's iterations share it), so without these a re-traced straight-line cell made
-# a record per node every time. Keyed by the id of the op's memo list (the value holds the list itself, so an id
-# reused by a later template is told apart) and the site tuple; starts over when full (an entry is about 0.75 KB:
-# at most 15 MB, enough for a straight-line cell of 20,000 ops).
-_SITE_FACTS: dict[tuple[int, Any], tuple[list[Any], NodeFacts]] = {}
+# The facts records of each template op by cell site, across traces (RecordingGraph.flush): a template op's memo is
+# [last site, its record, {site: record} or None]. The last site's record serves a loop's iterations; the table, a
+# re-traced straight-line cell, where every op has a line of its own and would otherwise get a record made for
+# every node on every trace. The tables hold at most _MAX_SITE_FACTS records in all (about 0.6 KB each: 12 MB),
+# counted in _SITE_MEMOS_KEPT; when full they all start over. Entries are the site tuples and records themselves:
+# nothing the collector walks per op is added.
+_SITE_MEMOS: list[list[Any]] = []  # the memos that have a table
+_SITE_MEMOS_KEPT = [0]  # records in all the tables
 _MAX_SITE_FACTS = 20_000
+
+
+def forget_site_facts() -> None:
+    """Drop every template op's table of records by site."""
+    for held in _SITE_MEMOS:
+        held[2] = None
+    _SITE_MEMOS.clear()
+    _SITE_MEMOS_KEPT[0] = 0
+
+
+def _site_table(memo: list[Any]) -> dict[Any, NodeFacts]:
+    """A new, empty table of ``memo``'s records by site; every table is dropped first when they hold
+    _MAX_SITE_FACTS records in all."""
+    if _SITE_MEMOS_KEPT[0] >= _MAX_SITE_FACTS:
+        forget_site_facts()
+    if memo[2] is None:
+        _SITE_MEMOS.append(memo)
+    table: dict[Any, NodeFacts] = {}
+    memo[2] = table
+    return table
 
 def _written_since(owner: Any, kept: Any) -> bool:
     """Whether a constant's object changed in place since its constant was made, for one known by identity alone
