@@ -859,3 +859,75 @@ def test_a_computed_constant_is_one_node_per_value_built_or_replayed(body: str):
     again = {"np": np, "h": fresh.copy()}
     exec(body, again)
     np.testing.assert_allclose(_trace(cell, {"np": np, "x": x}).nodes["node"](fresh)[0], again["h"], rtol=1e-6)
+
+
+CLIP_BOUNDS = '''\
+h = annotate.input_tensors("node", {"x": x})
+outs = []
+for lo, hi in [(-1.0, 1.0), (-0.5, 0.75), (-0.0, 0.0), (1e-30, 2.0), (float("-inf"), 0.25), (-2.0, float("inf")),
+               (float("nan"), 1.0), (0.5, -0.5), (-3e38, 3e38)]:
+    outs.append(np.clip(h, lo, hi))
+outs.append(np.clip(h, -3.0, None))
+outs.append(np.clip(h, None, 0.125))
+outs.append(np.clip(h, a_min=-0.3, a_max=0.3))
+outs.append(np.clip(h, 0.2, None))
+annotate.output_tensors("node", {"y": np.stack(outs)})
+'''
+
+
+def test_a_function_number_not_seen_before_replays_the_recording_for_any_float():
+    """``np.clip(h, lo, hi)`` with float bounds the builder passes to ``torch.clamp`` as they are: the function hook
+    falls back to the recording for any float there (``replay.numbers_key``, ``replay.with_numbers``), so nine pairs
+    of bounds (signed zeros, a subnormal, infinities, nan, crossed bounds, float32's ends) and the keyword form are
+    one call built, and one-sided bounds one per side. The graph is the one building every call gives, and computes
+    what NumPy computes."""
+    x = np.random.default_rng(12).standard_normal((3, 4)).astype(np.float32) * 3
+    replay.TEMPLATES.clear()
+    replay.NUMBER_SLOTS.clear()
+    with np.errstate(all="ignore"):
+        trace, settled, built = _first_trace(CLIP_BOUNDS, {"np": np, "x": x})
+    # built: the first pair, lower bound only, upper bound only, and np.stack; the other pairs, the keywords (bound
+    # to the same names) and the second lower bound replay
+    assert settled == 4, settled
+    assert snapshot(trace) == built
+    fresh = np.random.default_rng(13).standard_normal((3, 4)).astype(np.float32) * 3
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    with np.errstate(all="ignore"):
+        exec(CLIP_BOUNDS, eager)
+        got = trace.nodes["node"](fresh)[0]
+    np.testing.assert_array_equal(got, np.stack(eager["outs"]))
+
+
+def test_a_function_number_that_decides_the_graph_is_built_for_each_value():
+    """An integer bound on an integer array is clamped to the dtype's range by the builder (the value decides the
+    graph), and a bound on an integer array result is not a float result: every value is built and checked."""
+    cell = ('h = annotate.input_tensors("node", {"x": x})\nxi = (h * 10).astype(np.int8)\n'
+            'a = np.clip(xi, -3, 3)\nb = np.clip(xi, -300, 300)\nc = np.clip(xi, -5, 100)\n'
+            'annotate.output_tensors("node", {"a": a, "b": b, "c": c})\n')
+    x = np.random.default_rng(14).standard_normal((3, 4)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    replay.NUMBER_SLOTS.clear()
+    trace, settled, built = _first_trace(cell, {"np": np, "x": x})
+    assert settled == 5, settled  # h * 10, astype and each clip
+    assert snapshot(trace) == built
+    fresh = np.random.default_rng(15).standard_normal((3, 4)).astype(np.float32)
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    exec(cell, eager)
+    for name, value in zip("abc", trace.nodes["node"](fresh), strict=True):
+        np.testing.assert_array_equal(value, eager[name], err_msg=name)
+
+
+def test_a_function_float_beyond_the_result_dtype_is_built_and_reported():
+    """``np.clip(h, -1e300, 1e300)`` on float32: torch cannot take the bound (it refuses to convert it), which the
+    check of that call reports. A bound beyond the result dtype's range is therefore never replayed from the
+    recording for any float, also after one for any float exists (``replay.numbers_key``)."""
+    cell = ('h = annotate.input_tensors("node", {"x": x})\na = np.clip(h, -1.0, 1.0)\n'
+            'b = np.clip(h, -1e300, 1e300)\nannotate.output_tensors("node", {"a": a, "b": b})\n')
+    x = np.random.default_rng(16).standard_normal((3, 4)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    replay.NUMBER_SLOTS.clear()
+    with np.errstate(over="ignore"):
+        trace, settled, built = _first_trace(cell, {"np": np, "x": x})
+    assert settled == 2, settled  # line 2 stores the recording for any float; line 3 does not take it
+    assert snapshot(trace) == built
+    assert [h.line for h in trace.nodes["node"].hazards] == [3], trace.nodes["node"].hazards

@@ -804,15 +804,15 @@ def direct(template: Template) -> Any:
     return template.direct
 
 
-ANY_NUMBER = object()  # the last part of a ufunc hook key whose template takes any Python number of its type there
+ANY_NUMBER = object()  # in a key, where its template takes any Python number of the type there
 _NUMBERS = (float, int, bool)
 
 
 def with_number(template: Template, name: str, value: Any) -> Template | None:
     """``template`` for any Python number of ``value``'s type as operand ``name``, where the builder said the number
-    reaches the graph as it is and decides nothing (``extra["any_number"]``, elementwise.py): the one argument that
-    *is* that number becomes a reference to the operand. None when the number is not found exactly once, as a
-    positional argument of a call."""
+    reaches the graph as it is and decides nothing (``extra["any_number"]``: elementwise.py, selection.py's clip):
+    the one argument that *is* that number becomes a reference to the operand. None when the number is not found
+    exactly once, as a positional argument of a call."""
     found = [(i, j) for i, (op, _, args, kwargs, _) in enumerate(template.ops) if op not in ("const", "operand")
              for j, arg in enumerate(args) if arg is value]
     if len(found) != 1 or type(value) not in _NUMBERS or any(
@@ -824,6 +824,51 @@ def with_number(template: Template, name: str, value: Any) -> Template | None:
     ops = list(template.ops)
     ops[i] = (op, target, (*args[:j], _Number(name), *args[j + 1:]), kwargs, state)
     return Template(ops, template.result, template.reported, template.finding, template.aliases)
+
+
+def with_numbers(template: Template, names: tuple[str, ...], params: dict[str, Any]) -> Template | None:
+    """:func:`with_number` for each of ``names`` in turn (a function's number arguments: ``np.clip``'s bounds);
+    None when one of them is not found exactly once."""
+    for name in names:
+        template = with_number(template, name, params[name])  # type: ignore[assignment]
+        if template is None:
+            return None
+    return template
+
+
+# Per row builder: the names of the arguments its builder said it passes to the graph as they are when they are
+# Python floats (``extra["any_number"]`` of a function row), gathered as calls are built: the function hook's
+# fallback key (``numbers_key``) when a call's own signature is not kept.
+NUMBER_SLOTS: dict[Any, frozenset[str]] = {}
+
+
+_FLOAT_MAX: dict[Any, float] = {}  # per float dtype: its largest finite value
+
+
+def numbers_key(key: tuple[Any, ...], params: dict[str, Any], names: frozenset[str]) -> tuple[Any, ...] | None:
+    """``key`` (a function call's signature) with the part of each argument among ``names`` that is a Python float
+    replaced by one for any float; None when there is none, or when one is finite beyond the range of the call's
+    float result dtype (torch refuses to convert it: ``torch.clamp(t, 1e300)`` on float32 raises, where the check of
+    that value reports it). A template stored under such a key was made with exactly those arguments read from the
+    call (``with_numbers``): the marked parts say which."""
+    result = key[2]
+    if type(result) is not tuple or len(result) != 2 or not isinstance(result[0], np.dtype) \
+            or result[0].kind != "f":
+        return None
+    limit = _FLOAT_MAX.get(result[0])
+    if limit is None:
+        limit = _FLOAT_MAX[result[0]] = float(np.finfo(result[0]).max)
+    parts = list(key)
+    changed = False
+    for i, part in enumerate(parts):
+        if type(part) is tuple and part and type(part[0]) is str and part[0] in names:
+            value = params.get(part[0])
+            if type(value) is float:
+                if limit < abs(value) < math.inf:  # nan and the infinities are in range
+                    return None
+                parts[i] = (part[0], float, ANY_NUMBER)
+                changed = True
+    return tuple(parts) if changed else None
 
 
 def any_number(key: tuple[Any, ...]) -> tuple[Any, ...]:

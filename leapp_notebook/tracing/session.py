@@ -270,7 +270,9 @@ class Session:
         nodes: Any = None
         start, reports = len(builder.fresh), builder.n_reports
         if recorded:
-            ctx = ops.BuildContext(params, eager_params, result, extra or {}, session=self, builder=builder,
+            if extra is None:
+                extra = {}  # the builder's own notes (any_number), after the key was made
+            ctx = ops.BuildContext(params, eager_params, result, extra, session=self, builder=builder,
                                    line=line, location=location, helper=helper, name=name)
             try:
                 nodes = row.build(ctx)
@@ -304,13 +306,23 @@ class Session:
                 template = replay.capture(builder, params, nodes, casts,
                                           replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC else finding)
             replay.store(key, template)
+            number = extra.get("any_number") if extra is not None and template is not None else None
             if alias is not None:
                 replay.store(alias, template)
-                number = extra.get("any_number") if extra is not None and template is not None else None
                 if number is not None:  # the builder passed a Python number through and decided nothing on it
                     generic = replay.with_number(template, number, params[number])
                     if generic is not None:
                         replay.store(replay.any_number(alias), generic)
+            elif type(number) is tuple:  # a function's numbers (np.clip's bounds), read by the hook's fallback key
+                names = number
+                numbers = frozenset(names)
+                generic_key = replay.numbers_key(key, params, numbers)
+                generic = replay.with_numbers(template, names, params) if generic_key is not None else None
+                if generic is not None:
+                    replay.store(generic_key, generic)
+                    slots = replay.NUMBER_SLOTS.get(row.build)
+                    if slots is None or not numbers <= slots:
+                        replay.NUMBER_SLOTS[row.build] = numbers if slots is None else slots | numbers
         return traced
 
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,

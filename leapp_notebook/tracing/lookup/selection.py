@@ -83,6 +83,7 @@ def build_clip(ctx: BuildContext) -> Any:
     dtype = ctx.result_dtype
     x = ctx.tensor("a", dtype)
     bounds = []
+    numbers = []  # float bounds passed to clamp as they are, on a float result: the graph holds for any float there
     for legacy, name in (("a_min", "min"), ("a_max", "max")):
         key = legacy if ctx.given(legacy) else name
         bound = ctx.scalar_or_tensor(key, dtype) if ctx.given(key) else None
@@ -91,9 +92,13 @@ def build_clip(ctx: BuildContext) -> Any:
             # wrap it into the dtype (-100 as uint8 is 156).
             info = np.iinfo(dtype)
             bound = min(max(bound, int(info.min)), int(info.max))
+        elif type(bound) is float and dtype.kind == "f" and bound is ctx.params.get(key):
+            numbers.append(key)
         bounds.append(bound)
     if bounds == [None, None]:
         return ctx.call(torch.clone, x)  # NumPy 2 clips nothing; torch.clamp wants a bound
+    if numbers:
+        ctx.extra["any_number"] = tuple(numbers)
     # NumPy computes minimum(maximum(a, lo), hi); so does clamp, including when lo > hi.
     return ctx.call(torch.clamp, x, *bounds)
 
