@@ -871,6 +871,8 @@ outs.append(np.clip(h, -3.0, None))
 outs.append(np.clip(h, None, 0.125))
 outs.append(np.clip(h, a_min=-0.3, a_max=0.3))
 outs.append(np.clip(h, 0.2, None))
+outs.append(h.clip(-0.7, 0.7))
+outs.append(h.clip(-0.6, 0.6))
 annotate.output_tensors("node", {"y": np.stack(outs)})
 '''
 
@@ -879,16 +881,16 @@ def test_a_function_number_not_seen_before_replays_the_recording_for_any_float()
     """``np.clip(h, lo, hi)`` with float bounds the builder passes to ``torch.clamp`` as they are: the function hook
     falls back to the recording for any float there (``replay.numbers_key``, ``replay.with_numbers``), so nine pairs
     of bounds (signed zeros, a subnormal, infinities, nan, crossed bounds, float32's ends) and the keyword form are
-    one call built, and one-sided bounds one per side. The graph is the one building every call gives, and computes
-    what NumPy computes."""
+    one call built, one-sided bounds one per side, and ``h.clip(lo, hi)`` one (``Session.record`` falls back too). The
+    graph is the one building every call gives, and computes what NumPy computes."""
     x = np.random.default_rng(12).standard_normal((3, 4)).astype(np.float32) * 3
     replay.TEMPLATES.clear()
     replay.NUMBER_SLOTS.clear()
     with np.errstate(all="ignore"):
         trace, settled, built = _first_trace(CLIP_BOUNDS, {"np": np, "x": x})
-    # built: the first pair, lower bound only, upper bound only, and np.stack; the other pairs, the keywords (bound
-    # to the same names) and the second lower bound replay
-    assert settled == 4, settled
+    # built: the first pair, lower bound only, upper bound only, the first method call and np.stack; the other pairs,
+    # the keywords (bound to the same names), the second lower bound and the second method call replay
+    assert settled == 5, settled
     assert snapshot(trace) == built
     fresh = np.random.default_rng(13).standard_normal((3, 4)).astype(np.float32) * 3
     eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}

@@ -191,6 +191,7 @@ def _site_table(memo: list[Any]) -> dict[Any, NodeFacts]:
     memo[2] = table
     return table
 
+
 def _written_since(owner: Any, kept: Any) -> bool:
     """Whether a constant's object changed in place since its constant was made, for one known by identity alone
     (no ``contents``): ``kept`` is a tensor's write counter then, or the constant's own array for a larger array,
@@ -210,7 +211,6 @@ def _written_since(owner: Any, kept: Any) -> bool:
 
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # an item's bits as one unsigned integer
-
 
 
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:

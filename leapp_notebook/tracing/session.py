@@ -258,6 +258,9 @@ class Session:
             return self.wrap(builder, result, node)
         key = replay.signature(self, builder, row, name, params, extra, result) if recorded else None
         template = replay.TEMPLATES.get(key) if key is not None else None
+        if template is None and key is not None and row.build in replay.NUMBER_SLOTS:  # as the function hook does
+            generic = replay.numbers_key(key, params, replay.NUMBER_SLOTS[row.build])
+            template = replay.TEMPLATES.get(generic) if generic is not None else None
         if template is replay.NO_TEMPLATE:
             template = key = None
         elif template is not None and template.aliases is not None and not replay.fits(template, params, builder):
