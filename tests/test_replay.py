@@ -933,3 +933,43 @@ def test_a_function_float_beyond_the_result_dtype_is_built_and_reported():
     assert settled == 2, settled  # line 2 stores the recording for any float; line 3 does not take it
     assert snapshot(trace) == built
     assert [h.line for h in trace.nodes["node"].hazards] == [3], trace.nodes["node"].hazards
+
+
+WHERE_NUMBERS = '''\
+h = annotate.input_tensors("node", {"x": x})
+outs = []
+for v in [0.5, -2.0, -0.0, 1e-30, float("inf"), float("-inf"), float("nan"), 3.4e38]:
+    outs.append(np.where(h > 0.1, h, v))
+    outs.append(np.where(h > 0.2, v, h))
+for v in [0.5, 7.25]:
+    outs.append(np.where(h > 0.3, hi, v))
+outs.append(np.where(h > 0.4, h, 1e300))
+annotate.output_tensors("node", {"y": np.stack([o.astype(np.float64) for o in outs])})
+'''
+
+
+def test_a_where_float_beside_an_array_replays_the_recording_for_any_float():
+    """``np.where(c, h, v)`` with a Python float beside an array on a float result: the float goes to ``torch.where``
+    as it is (NumPy's weak scalar: the array's dtype), so the recording holds for any float there, either side. Eight
+    floats each side: one call built per side; an int array with a float (a float64 result, the array cast) likewise.
+    1e300 beyond float32 stays a constant, built. The graph is the one building every call gives, and computes what
+    NumPy computes."""
+    x = np.random.default_rng(17).standard_normal((3, 4)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    replay.NUMBER_SLOTS.clear()
+    cell = WHERE_NUMBERS.replace('h = annotate.input_tensors("node", {"x": x})',
+                                 'h = annotate.input_tensors("node", {"x": x})\nhi = (h * 10).astype(np.int32)')
+    with np.errstate(all="ignore"):
+        trace, settled, built = _first_trace(cell, {"np": np, "x": x})
+    # built: h * 10 and its astype, the first h > 0.1 (the other comparisons replay it for any number), one where per
+    # side, the int array's where, the 1e300 where, astype(np.float64) of a float32 and of a float64 array, np.stack
+    assert settled == 10, settled
+    assert snapshot(trace) == built
+    graph = trace.nodes["node"].graph.graph
+    assert sum(1 for n in graph.nodes if n.op == "get_attr") == 1  # 1e300's constant alone
+    fresh = np.random.default_rng(18).standard_normal((3, 4)).astype(np.float32)
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    with np.errstate(all="ignore"):
+        exec(cell, eager)
+        got = trace.nodes["node"](fresh)[0]
+    np.testing.assert_array_equal(got, np.stack([o.astype(np.float64) for o in eager["outs"]]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -21,7 +22,18 @@ def build_where(ctx: BuildContext) -> Any:
         return build_nonzero_of(ctx, "condition")
     dtype = ctx.result_dtype
     cond = ctx.tensor("condition", _BOOL)
-    return ctx.call(torch.where, cond, ctx.tensor("x", dtype), ctx.tensor("y", dtype))
+    # A Python float beside an array, on a float result, goes to torch.where as it is (weak, as NEP 50 treats it:
+    # the result keeps the array's dtype), and the graph holds for any float there. Anything else is a tensor of the
+    # result dtype (two numbers: torch would compute in its default dtype).
+    # A float beyond the dtype's range stays a constant (NumPy makes it inf; torch.where would not).
+    floats = [name for name, other in (("x", "y"), ("y", "x")) if dtype.kind == "f"
+              and type(ctx.eager[name]) is float and ctx.eager[name] is ctx.params[name]
+              and type(ctx.eager[other]) is not float
+              and not float(np.finfo(dtype).max) < abs(ctx.eager[name]) < math.inf]
+    values = [ctx.eager[name] if name in floats else ctx.tensor(name, dtype) for name in ("x", "y")]
+    if floats:
+        ctx.extra["any_number"] = tuple(floats)
+    return ctx.call(torch.where, cond, *values)
 
 
 def build_nonzero_of(ctx: BuildContext, name: str) -> list[Any]:
