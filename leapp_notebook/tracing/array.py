@@ -359,10 +359,9 @@ class TracedArray(np.ndarray):
                 # (Session.record asks the same signature on a miss)
                 key = replay.signature(sess, builder, row, name, params, None, result)
                 template = replay.TEMPLATES.get(key) if key is not None else None
-                if template is None and key is not None and row.build in replay.NUMBER_SLOTS:
+                if template is None and row.build in replay.NUMBER_SLOTS:
                     # a float not seen here before: the recording for any float there, when there is one
-                    generic = replay.numbers_key(key, params, replay.NUMBER_SLOTS[row.build])
-                    template = replay.TEMPLATES.get(generic) if generic is not None else None
+                    template = replay.for_any_float(key, params, row.build)
                 if template is not None and template is not replay.NO_TEMPLATE \
                         and template.finding is not replay.NO_TEMPLATE and (
                             template.aliases is None or replay.fits(template, params, builder)):

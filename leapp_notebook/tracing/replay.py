@@ -31,6 +31,7 @@ import torch.fx
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, facts, update
+from .lookup.context import in_float_range
 from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
@@ -837,12 +838,9 @@ def with_numbers(template: Template, names: tuple[str, ...], params: dict[str, A
 
 
 # Per row builder: the names of the arguments its builder said it passes to the graph as they are when they are
-# Python floats (``extra["any_number"]`` of a function row), gathered as calls are built: the function hook's
-# fallback key (``numbers_key``) when a call's own signature is not kept.
+# Python floats (``extra["any_number"]`` of a function row), gathered as calls are built: the fallback key
+# (``numbers_key``) when a call's own signature is not kept.
 NUMBER_SLOTS: dict[Any, frozenset[str]] = {}
-
-
-_FLOAT_MAX: dict[Any, float] = {}  # per float dtype: its largest finite value
 
 
 def numbers_key(key: tuple[Any, ...], params: dict[str, Any], names: frozenset[str]) -> tuple[Any, ...] | None:
@@ -855,20 +853,43 @@ def numbers_key(key: tuple[Any, ...], params: dict[str, Any], names: frozenset[s
     if type(result) is not tuple or len(result) != 2 or not isinstance(result[0], np.dtype) \
             or result[0].kind != "f":
         return None
-    limit = _FLOAT_MAX.get(result[0])
-    if limit is None:
-        limit = _FLOAT_MAX[result[0]] = float(np.finfo(result[0]).max)
     parts = list(key)
     changed = False
     for i, part in enumerate(parts):
         if type(part) is tuple and part and type(part[0]) is str and part[0] in names:
             value = params.get(part[0])
             if type(value) is float:
-                if limit < abs(value) < math.inf:  # nan and the infinities are in range
+                if not in_float_range(value, result[0]):
                     return None
                 parts[i] = (part[0], float, ANY_NUMBER)
                 changed = True
     return tuple(parts) if changed else None
+
+
+def for_any_float(key: Any, params: dict[str, Any], build: Any) -> Any:
+    """The template a function call whose own signature ``key`` is not kept takes, recorded for any float where its
+    row's builder passes floats as they are (None when there is none): the function hook's and
+    ``Session.record``'s fallback."""
+    names = NUMBER_SLOTS.get(build)
+    if names is None or key is None:
+        return None
+    generic = numbers_key(key, params, names)
+    return TEMPLATES.get(generic) if generic is not None else None
+
+
+def store_for_any_float(key: Any, template: Template, names: tuple[str, ...], params: dict[str, Any],
+                        build: Any) -> None:
+    """Keep ``template`` (just recorded for ``key``) also for any float as the arguments ``names``, which its builder
+    passed to the graph as they are, when each is found once (``with_numbers``)."""
+    numbers = frozenset(names)
+    generic_key = numbers_key(key, params, numbers)
+    generic = with_numbers(template, names, params) if generic_key is not None else None
+    if generic is None:
+        return
+    store(generic_key, generic)
+    slots = NUMBER_SLOTS.get(build)
+    if slots is None or not numbers <= slots:
+        NUMBER_SLOTS[build] = numbers if slots is None else slots | numbers
 
 
 def any_number(key: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -258,9 +258,8 @@ class Session:
             return self.wrap(builder, result, node)
         key = replay.signature(self, builder, row, name, params, extra, result) if recorded else None
         template = replay.TEMPLATES.get(key) if key is not None else None
-        if template is None and key is not None and row.build in replay.NUMBER_SLOTS:  # as the function hook does
-            generic = replay.numbers_key(key, params, replay.NUMBER_SLOTS[row.build])
-            template = replay.TEMPLATES.get(generic) if generic is not None else None
+        if template is None and recorded and row.build in replay.NUMBER_SLOTS:  # as the function hook does
+            template = replay.for_any_float(key, params, row.build)
         if template is replay.NO_TEMPLATE:
             template = key = None
         elif template is not None and template.aliases is not None and not replay.fits(template, params, builder):
@@ -316,16 +315,8 @@ class Session:
                     generic = replay.with_number(template, number, params[number])
                     if generic is not None:
                         replay.store(replay.any_number(alias), generic)
-            elif type(number) is tuple:  # a function's numbers (np.clip's bounds), read by the hook's fallback key
-                names = number
-                numbers = frozenset(names)
-                generic_key = replay.numbers_key(key, params, numbers)
-                generic = replay.with_numbers(template, names, params) if generic_key is not None else None
-                if generic is not None:
-                    replay.store(generic_key, generic)
-                    slots = replay.NUMBER_SLOTS.get(row.build)
-                    if slots is None or not numbers <= slots:
-                        replay.NUMBER_SLOTS[row.build] = numbers if slots is None else slots | numbers
+            elif type(number) is tuple:  # a function's numbers (np.clip's bounds), read by the fallback above
+                replay.store_for_any_float(key, template, number, params, row.build)
         return traced
 
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,

@@ -7,6 +7,7 @@ line, the constants and the provenance. ``_display`` spells torch targets for th
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,18 @@ _NP_TO_TORCH = {
     np.dtype(np.complex128): torch.complex128,
 }
 _TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
+_FLOAT_MAX: dict[np.dtype, float] = {}  # per float dtype: its largest finite value
+
+
+def in_float_range(value: float, dtype: np.dtype) -> bool:
+    """Whether a Python float converts to the float ``dtype`` as itself: finite within its range, or nan or an
+    infinity (torch refuses a finite one beyond it; NumPy makes it inf)."""
+    limit = _FLOAT_MAX.get(dtype)
+    if limit is None:
+        limit = _FLOAT_MAX[dtype] = float(np.finfo(dtype).max)
+    return not limit < abs(value) < math.inf
+
+
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any
 
@@ -10,7 +9,7 @@ import numpy as np
 import torch
 
 from .. import torch_impl
-from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray, _derived
+from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray, _derived, in_float_range
 from .elementwise import _complex_parts
 from .normalize import norm_axes
 from .row import reads
@@ -29,7 +28,7 @@ def build_where(ctx: BuildContext) -> Any:
     floats = [name for name, other in (("x", "y"), ("y", "x")) if dtype.kind == "f"
               and type(ctx.eager[name]) is float and ctx.eager[name] is ctx.params[name]
               and type(ctx.eager[other]) is not float
-              and not float(np.finfo(dtype).max) < abs(ctx.eager[name]) < math.inf]
+              and in_float_range(ctx.eager[name], dtype)]
     values = [ctx.eager[name] if name in floats else ctx.tensor(name, dtype) for name in ("x", "y")]
     if floats:
         ctx.extra["any_number"] = tuple(floats)
