@@ -3,7 +3,7 @@ speed does not move, for comparing two engines (a change of 1% shows; wall-clock
 within minutes).
 
     python benchmarks/instructions.py [--cells loop,straight] [--profiles leapp,full] [--traces 2] [--engine PATH ...]
-                                      [--cache-sim]
+                                      [--cache-sim [--last-level BYTES]]
 
 Each cell is traced twice untimed (filling the recording cache, as a re-run notebook cell finds it), then
 ``--traces`` times with callgrind's instrumentation switched on from outside (``callgrind_control``): Python's start
@@ -13,8 +13,11 @@ HEAD~3``) are measured in turn, each in its own process. Needs ``valgrind`` (Deb
 nothing is asserted.
 
 Instructions are not time: ``--cache-sim`` adds callgrind's cache simulation (about twice as slow) and prints the
-first-level instruction- and data-cache misses per op. A change that removes instructions but not misses moves the
-wall-clock figures less than the count suggests (issue 11's sixth round: 14% fewer instructions, 3% fewer misses).
+first-level instruction- and data-cache misses per op, and the last-level data misses (``--last-level 1048576``
+simulates this host's 1 MB per-core L2 as the last level, instead of the host's shared L3). A change that removes
+instructions but not misses moves the wall-clock figures less than the count suggests (issue 11's sixth round: 14%
+fewer instructions, 3% fewer misses). The cells ``loop-20k`` and ``straight-20k`` are scaling.py's 20,000-op size:
+what grows with the cell shows against ``loop`` and ``straight``.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs", "literals")
+CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs", "literals", "loop-20k", "straight-20k")
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
-MISSES = ("I1mr", "D1mr", "D1mw")  # callgrind's first-level cache misses: instruction reads, data reads, data writes
+# callgrind's first-level cache misses (instruction reads, data reads, data writes), then its last-level data misses
+MISSES = ("I1mr", "D1mr", "D1mw", "DLmr", "DLmw")
 
 
 class Measured(NamedTuple):
@@ -62,6 +66,8 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     x = scaling.scaling_input()
     if name in ("loop", "straight"):
         return scaling.cell_source(name, 95), {"np": np, "x": x}
+    if name in ("loop-20k", "straight-20k"):  # scaling.py's 20,000-op size: what grows with the cell shows
+        return scaling.cell_source(name.split("-")[0], 952), {"np": np, "x": x}
     if name == "small":
         return scaling.cell_source("loop", 10), {"np": np, "x": x}
     if name == "mixed":
@@ -141,14 +147,15 @@ def parse_totals(text: str) -> dict[str, int]:
 
 
 def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_sim: bool = False,
-            first: bool = False) -> Measured:
+            first: bool = False, last_level: int | None = None) -> Measured:
     """Instructions for ``traces`` traces of cell ``name`` in ``profile`` with ``engine``'s tracer (``first``: its one
-    first trace), its recorded ops per trace, and with ``cache_sim`` the first-level cache misses."""
+    first trace), its recorded ops per trace, and with ``cache_sim`` the cache misses (``MISSES``)."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join([str(engine), os.environ.get(
         "PYTHONPATH", "")]).rstrip(os.pathsep))
     with tempfile.TemporaryDirectory() as tmp:
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/out.%p",
                    *(["--cache-sim=yes"] if cache_sim else []),
+                   *([f"--LL={last_level},16,64"] if cache_sim and last_level else []),
                    sys.executable, str(Path(__file__).resolve()), "--child", name, "--traces", str(traces),
                    "--profiles", profile, *(["--first"] if first else [])]
         process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -193,7 +200,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--engine", action="append", default=[],
                         help="a checkout whose leapp_notebook to measure (repeatable; default this one)")
     parser.add_argument("--cache-sim", action="store_true",
-                        help="simulate the caches too and print first-level misses per op (about 2x slower)")
+                        help="simulate the caches too and print cache misses per op (about 2x slower)")
+    parser.add_argument("--last-level", type=int, default=None, metavar="BYTES",
+                        help="with --cache-sim, the simulated last-level cache's size (default: the host's; "
+                             "1048576 is this host's per-core L2)")
     parser.add_argument("--first", action="store_true",
                         help="count each cell's first trace (after an unrelated warm-up cell) instead; --traces is 1")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -219,17 +229,18 @@ def main(argv: list[str] | None = None) -> None:
     for engine in engines:
         if not (engine / "leapp_notebook" / "__init__.py").exists():
             parser.error(f"--engine {engine}: no leapp_notebook package there")
-    print(f"{'cell':10} {'profile':7} {'engine':40} {'ops':>6} {'instructions/trace':>19} {'per op':>9}"
+    print(f"{'cell':12} {'profile':7} {'engine':40} {'ops':>6} {'instructions/trace':>19} {'per op':>9}"
           + ("".join(f" {event + '/op':>10}" for event in MISSES) if args.cache_sim else ""))
     for name in names:
         for profile in profiles:
             first = None
             for engine in engines:
-                count, ops, misses = measure(engine, name, args.traces, profile, args.cache_sim, args.first)
+                count, ops, misses = measure(engine, name, args.traces, profile, args.cache_sim, args.first,
+                                               args.last_level)
                 per_trace = count / args.traces
                 change = "" if first is None else f"  {per_trace / first - 1:+.1%}"
                 first = per_trace if first is None else first
-                print(f"{name:10} {profile:7} {str(engine)[-40:]:40} {ops:>6,} {per_trace:>19,.0f} "
+                print(f"{name:12} {profile:7} {str(engine)[-40:]:40} {ops:>6,} {per_trace:>19,.0f} "
                       f"{per_trace / ops:>9,.0f}"
                       + ("".join(f" {misses[e] / args.traces / ops:>10,.0f}" for e in MISSES) if misses else "")
                       + change, flush=True)

@@ -20,7 +20,7 @@
 The scaling is measured on two shapes of the same ops (``--shapes``): the *loop* cell, where every step runs the
 same nine lines, and the *straight-line* cell, those nine lines written out once per step (a cell of up to 43,000
 lines), where every op has a call site and a line of its own (what grows with the cell's length, not with the
-number of calls, shows there).
+number of calls, shows there). At each size the two shapes take turns within every round, as the series do.
 
 The figures describe whatever engine is imported: the header names its path and git commit. Nothing is
 asserted: this script prints figures (the targets of issue 11 are reported as met or not).
@@ -204,57 +204,75 @@ def scaling_input() -> np.ndarray:
 
 def measure_size(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray | None = None,
                  log: Callable[[str], None] = lambda _: None, shape: str = "loop") -> SizeResult:
-    """Time every series on the loop cell sized nearest ``target_ops``. The first trace of each profile is a
-    check (no hazards, the op count) and a warm-up; it is not timed. The series take turns within each
-    round (eager, leapp, full, LEAPP), so a change in the machine's load touches all of them alike."""
+    """:func:`measure_sizes` for one shape of the cell."""
+    return measure_sizes(target_ops, repeat, with_leapp, x, log, (shape,))[shape]
+
+
+def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray | None = None,
+                  log: Callable[[str], None] = lambda _: None, shapes: tuple[str, ...] = ("loop",)
+                  ) -> dict[str, SizeResult]:
+    """Time every series on each shape of the cell sized nearest ``target_ops``. The first trace of each shape and
+    profile is a check (no hazards, the op count) and a warm-up; it is not timed. The series take turns within each
+    round (eager, leapp, full, LEAPP), and so do the shapes (all of one shape's series, then the next shape's), so a
+    change in the machine's load touches all of them alike: on this host a shape timed a minute after the other
+    could differ from it by 30% with the same instructions per op (benchmarks/instructions.py)."""
     x = scaling_input() if x is None else x
     steps = steps_for(target_ops)
-    source = cell_source(shape, steps)
-    counts = {}
-    for profile in PROFILES:
-        gc.collect()
-        check = ln.trace_cell(source, {"np": np, "x": x}, profile=profile)
-        if check.hazards:
-            raise RuntimeError(f"{profile}: the scaling cell raised hazards: {[h.message for h in check.hazards]}")
-        counts[profile] = trace_overhead.count_ops(check)
-        del check
-    if counts["leapp"] != counts["full"]:
-        raise RuntimeError(f"the profiles recorded different op counts: {counts}")
-    ops = counts["leapp"]
-    runs = repeat_for(ops, repeat)
-    clock = _Clock()
-    eager: list[float] = []
-    ours: dict[str, list[tuple[float | None, float, float]]] = {profile: [] for profile in PROFILES}
-    leapp: list[tuple[float, list[str]]] = []
-    leapp_failure = ""
-    for round_ in range(runs):
-        log(f"  {shape} cell, {ops:,} ops ({steps} steps): round {round_ + 1} of {runs}")
-        eager.append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))
+    sources = {shape: cell_source(shape, steps) for shape in shapes}
+    ops: dict[str, int] = {}
+    for shape, source in sources.items():
+        counts = {}
         for profile in PROFILES:
-            record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
-            ours[profile].append((record, total, clock.last_gc))
-        if with_leapp and not leapp_failure:
-            try:
-                with recursion_limit(LEAPP_RECURSION_LIMIT):
-                    leapp.append(clock.fresh(lambda: trace_overhead.time_leapp(source, x)))
-            except Exception as exc:  # noqa: BLE001 - reported under the table, never fatal
-                first_line = str(exc).splitlines()[0][:80] if str(exc) else ""
-                leapp_failure = f"failed: {type(exc).__name__}: {first_line}"
+            gc.collect()
+            check = ln.trace_cell(source, {"np": np, "x": x}, profile=profile)
+            if check.hazards:
+                raise RuntimeError(f"{profile}: the {shape} scaling cell raised hazards: "
+                                   f"{[h.message for h in check.hazards]}")
+            counts[profile] = trace_overhead.count_ops(check)
+            del check
+        if counts["leapp"] != counts["full"]:
+            raise RuntimeError(f"the profiles recorded different op counts on the {shape} cell: {counts}")
+        ops[shape] = counts["leapp"]
+    runs = repeat_for(max(ops.values()), repeat)
+    clocks = {shape: _Clock() for shape in shapes}
+    eager: dict[str, list[float]] = {shape: [] for shape in shapes}
+    ours: dict[str, dict[str, list[tuple[float | None, float, float]]]] = {
+        shape: {profile: [] for profile in PROFILES} for shape in shapes}
+    leapp: dict[str, list[tuple[float, list[str]]]] = {shape: [] for shape in shapes}
+    leapp_failure = dict.fromkeys(shapes, "")
+    for round_ in range(runs):
+        for shape, source in sources.items():
+            clock = clocks[shape]
+            log(f"  {shape} cell, {ops[shape]:,} ops ({steps} steps): round {round_ + 1} of {runs}")
+            eager[shape].append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))  # noqa: B023
+            for profile in PROFILES:
+                record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
+                ours[shape][profile].append((record, total, clock.last_gc))
+            if with_leapp and not leapp_failure[shape]:
+                try:
+                    with recursion_limit(LEAPP_RECURSION_LIMIT):
+                        leapp[shape].append(clock.fresh(lambda: trace_overhead.time_leapp(source, x)))  # noqa: B023
+                except Exception as exc:  # noqa: BLE001 - reported under the table, never fatal
+                    first_line = str(exc).splitlines()[0][:80] if str(exc) else ""
+                    leapp_failure[shape] = f"failed: {type(exc).__name__}: {first_line}"
     gc.collect()
-    result = SizeResult(target=target_ops, steps=steps, ops=ops, repeat=runs, eager=min(eager),
-                        cpu_share=clock.cpu_share, shape=shape)
-    for profile in PROFILES:
-        records = [record for record, _, _ in ours[profile] if record is not None]
-        if records:
-            result.record[profile] = min(records)
-        best = min(ours[profile], key=lambda run: run[1])
-        result.trace[profile], result.gc[profile] = best[1], best[2]
-    if leapp and not leapp_failure:
-        result.leapp = min(seconds for seconds, _ in leapp)
-        warnings = leapp[0][1]
-        result.leapp_note = f"{len(warnings)} warning(s)" if warnings else ""
-    result.leapp_note = leapp_failure or result.leapp_note
-    return result
+    results = {}
+    for shape in shapes:
+        result = SizeResult(target=target_ops, steps=steps, ops=ops[shape], repeat=runs, eager=min(eager[shape]),
+                            cpu_share=clocks[shape].cpu_share, shape=shape)
+        for profile in PROFILES:
+            records = [record for record, _, _ in ours[shape][profile] if record is not None]
+            if records:
+                result.record[profile] = min(records)
+            best = min(ours[shape][profile], key=lambda run: run[1])
+            result.trace[profile], result.gc[profile] = best[1], best[2]
+        if leapp[shape] and not leapp_failure[shape]:
+            result.leapp = min(seconds for seconds, _ in leapp[shape])
+            warnings = leapp[shape][0][1]
+            result.leapp_note = f"{len(warnings)} warning(s)" if warnings else ""
+        result.leapp_note = leapp_failure[shape] or result.leapp_note
+        results[shape] = result
+    return results
 
 
 def _cell(value: float | None, fmt: str, width: int = 10) -> str:
@@ -587,12 +605,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"LEAPP runs with sys.setrecursionlimit({LEAPP_RECURSION_LIMIT:,}): its build_graph_module "
               "recurses once per op of graph depth")
     print()
-    by_shape: dict[str, list[SizeResult]] = {}
+    by_shape: dict[str, list[SizeResult]] = {shape: [] for shape in args.shapes}
+    for target in args.sizes:  # the shapes take turns at each size (measure_sizes)
+        log(f"size {target:,}: {', '.join(args.shapes)} cell")
+        for shape, result in measure_sizes(target, args.repeat, with_leapp, log=log, shapes=tuple(args.shapes)).items():
+            by_shape[shape].append(result)
     for shape in args.shapes:
-        by_shape[shape] = []
-        for target in args.sizes:
-            log(f"{shape} cell, size {target:,}")
-            by_shape[shape].append(measure_size(target, args.repeat, with_leapp, log=log, shape=shape))
         if len(args.shapes) > 1:
             print(SHAPE_TITLES[shape])
         print("\n".join(scaling_lines(by_shape[shape])))

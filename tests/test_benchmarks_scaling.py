@@ -39,6 +39,19 @@ def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
     assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
 
 
+def test_measure_sizes_times_both_shapes_in_turns_on_the_same_ops():
+    logged: list[str] = []
+    results = scaling.measure_sizes(42, repeat=2, with_leapp=False, log=logged.append, shapes=("loop", "straight"))
+    assert list(results) == ["loop", "straight"]
+    assert [(r.shape, r.steps, r.ops, r.repeat) for r in results.values()] == [("loop", 2, 42, 2),
+                                                                               ("straight", 2, 42, 2)]
+    for result in results.values():
+        assert result.eager > 0 and all(0 < result.record[p] <= result.trace[p] for p in scaling.PROFILES)
+    # round by round, each shape in turn (not every round of one shape, then the other's)
+    assert [line.split()[0] for line in logged] == ["loop", "straight", "loop", "straight"]
+    assert [line.split()[-3] for line in logged] == ["1", "1", "2", "2"]
+
+
 def test_an_engine_without_the_record_split_still_gets_its_trace_cell_timed(monkeypatch):
     monkeypatch.setattr(scaling, "record_split_available", lambda: False)
     result = scaling.measure_size(21, repeat=1, with_leapp=False)
