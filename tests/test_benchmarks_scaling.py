@@ -233,8 +233,8 @@ def test_engines_times_a_cells_first_trace(capsys):
 
 def test_floor_measures_eager_the_bare_tracer_and_trace_cell(capsys):
     """benchmarks/floor.py: the bare tracer records one fx node per ufunc call, chained as the cell computes
-    (each node's arguments are the nodes of its operands); the three figures are measured and printed with their
-    ratios."""
+    (each node's arguments are the nodes of its operands); the figures (and trace_cell's record part) are measured
+    and printed with their ratios."""
     from benchmarks import floor
 
     _, loop = floor.cells(3)
@@ -247,8 +247,9 @@ def test_floor_measures_eager_the_bare_tracer_and_trace_cell(capsys):
     assert calls[3].args == (calls[2], placeholder)  # c - h
     assert calls[4].args == (calls[3], 0.5)  # the next step's h * 0.5
     figures = floor.measure(steps=5, rounds=1)
-    assert set(figures) == {"NumPy eager", "bare tracer", "leapp_notebook trace_cell"}
+    assert set(figures) == {"NumPy eager", "bare tracer", "leapp_notebook trace_cell", "leapp_notebook record"}
     assert all(0 < v < 10_000 for v in figures.values())
+    assert figures["leapp_notebook record"] <= figures["leapp_notebook trace_cell"]
     floor.main(["--steps", "5", "--rounds", "1"])
     out = capsys.readouterr().out
     assert "20 element-wise ufunc calls" in out and "x bare" in out
