@@ -973,3 +973,29 @@ def test_a_where_float_beside_an_array_replays_the_recording_for_any_float():
         exec(cell, eager)
         got = trace.nodes["node"](fresh)[0]
     np.testing.assert_array_equal(got, np.stack([o.astype(np.float64) for o in eager["outs"]]))
+
+
+@pytest.mark.parametrize("outer", [True, False], ids=["grad-on", "under-no_grad"])
+def test_a_calls_check_runs_without_grad_and_leaves_grad_mode_as_it_found_it(monkeypatch, outer):
+    """The check of a new call signature runs its nodes with grad off (``replay._run``, without torch.no_grad()'s
+    Python objects), and puts the caller's grad mode back, also when torch rejects the call's values (line 3:
+    ``torch.clamp`` refuses 1e300 on float32, and the check's exception is the path out)."""
+    cell = ('h = annotate.input_tensors("node", {"x": x})\na = np.tanh(h) * 2.0\n'
+            'b = np.clip(h, -1e300, 1e300)\nannotate.output_tensors("node", {"a": a, "b": b})\n')
+    x = np.random.default_rng(17).standard_normal((3, 4)).astype(np.float32)
+    modes: list[tuple[bool, bool]] = []  # (the mode asked for, the mode it replaced)
+    real = replay._set_grad_enabled
+
+    def recording(mode: bool) -> None:
+        modes.append((mode, torch.is_grad_enabled()))
+        real(mode)
+
+    monkeypatch.setattr(replay, "_set_grad_enabled", recording)
+    replay.TEMPLATES.clear()
+    with torch.set_grad_enabled(outer), np.errstate(over="ignore"):
+        trace = ln.trace_cell(cell, {"np": np, "x": x})
+        assert torch.is_grad_enabled() is outer
+    assert [h.line for h in trace.nodes["node"].hazards] == [3]  # the rejected call's check reported it
+    assert len(modes) >= 6 and len(modes) % 2 == 0, modes  # tanh, mul, clip at least: each switched off and back
+    assert modes[0::2] == [(False, outer)] * (len(modes) // 2)
+    assert modes[1::2] == [(outer, False)] * (len(modes) // 2)
