@@ -214,8 +214,8 @@ def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray 
     """Time every series on each shape of the cell sized nearest ``target_ops``. The first trace of each shape and
     profile is a check (no hazards, the op count) and a warm-up; it is not timed. The series take turns within each
     round (eager, leapp, full, LEAPP), and so do the shapes (all of one shape's series, then the next shape's), so a
-    change in the machine's load touches all of them alike: on this host a shape timed a minute after the other
-    could differ from it by 30% with the same instructions per op (benchmarks/instructions.py)."""
+    change in the machine's load touches all of them alike: on this host a shape timed minutes after the other
+    came out 20–25% slower than the other with 3% more instructions per op (benchmarks/instructions.py)."""
     x = scaling_input() if x is None else x
     steps = steps_for(target_ops)
     sources = {shape: cell_source(shape, steps) for shape in shapes}

@@ -414,7 +414,7 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any]) -> di
 
     map_arg = torch.fx.node.map_arg
     grad = _grad_enabled()
-    _set_grad_enabled(False)  # torch.no_grad(), without its Python objects (about 5% of a cell's first trace)
+    _set_grad_enabled(False)  # torch.no_grad() without its Python objects: they ran for every new call signature
     try:
         with sess.eager():
             for node in fresh:
