@@ -84,7 +84,8 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
             expr = f"{draw(st.sampled_from(UNARY))}({v})"
         elif family == "binary":
             op = draw(st.sampled_from(BINARY))
-            rhs = draw(st.sampled_from(names + ["2", "1.5", "True", "-3"]))
+            # zeros and ones of both signs: a signature once kept a zero's sign as the value ±1.0
+            rhs = draw(st.sampled_from(names + ["2", "1.5", "True", "-3", "0.0", "-0.0", "1.0", "-1.0"]))
             expr = f"{op}({v}, {rhs})" if op.startswith("np.") else f"({v} {op} {rhs})"
         elif family == "reduce":
             fn = draw(st.sampled_from(REDUCTIONS))

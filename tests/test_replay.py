@@ -328,6 +328,12 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}, "tainted": {}})()
     describe = replay.describe
     assert describe(0.0, None, sess) != describe(-0.0, None, sess)
+    for zero, one in ((0.0, 1.0), (-0.0, -1.0)):  # a zero's sign is not the value ±1.0, alone or in a list
+        assert describe(zero, None, sess) != describe(one, None, sess)
+        assert describe([zero, 2.0], None, sess) != describe([one, 2.0], None, sess)
+        assert describe((slice(None), zero), None, sess) != describe((slice(None), one), None, sess)
+    assert describe(0j, None, sess) != describe(complex(-0.0, 0.0), None, sess) \
+        != describe(complex(0.0, -0.0), None, sess)
     assert describe(1, None, sess) != describe(1.0, None, sess) != describe(True, None, sess)
     assert describe((0, 1), None, sess) != describe([0, 1], None, sess)
     assert describe(np.dtype("float32"), None, sess) != describe(np.dtype("float64"), None, sess)
@@ -635,6 +641,43 @@ def test_a_number_not_seen_before_replays_the_recording_for_any_number():
     with np.errstate(all="ignore"):
         exec(NUMBERS, eager)
     np.testing.assert_array_equal(trace.nodes["node"](fresh)[0], eager["h"])
+
+
+SIGNED_ZEROS = """\
+h = annotate.input_tensors("node", {"x": x})
+outs, rows = [], []
+for step in range(2):
+    for k in KS:
+        outs.append(h * k)
+        outs.append(k - h)
+        outs.append(np.maximum(h, k))
+        outs.append(np.where(h > 0.1, h, k))
+        rows.append(h + [k, 0.5, 0.25, 2.0])
+annotate.output_tensors("node", {"y": np.stack(outs), "r": np.stack(rows)})
+"""
+
+
+@pytest.mark.parametrize("numbers", [(1.0, 0.0, -1.0, -0.0), (0.0, 1.0, -0.0, -1.0), (-0.0, -1.0, 1.0, 0.0)],
+                         ids=["ones-first", "zeros-first", "negative-first"])
+def test_a_signed_zero_and_a_one_are_different_signatures(numbers: tuple[float, ...]):
+    """0.0 and -0.0 hash as 0 and compare equal, so a signature kept a zero's sign instead of its value: as
+    ``copysign(1.0, zero)``, which is the value 1.0 or -1.0. ``np.maximum(h, 0.0)`` after ``np.maximum(h, 1.0)`` (a
+    ReLU after a clamp) then replayed the clamp's recording, 1.0 baked in its graph, with no hazard: the ufunc hook's
+    key and ``replay.describe`` both did it. Each of the four numbers, in three orders, as an operator's operand on
+    either side, a ufunc's, ``np.where``'s and in a list operand (``describe``'s parts of a list), traced twice
+    (recording, then replaying from the cache): the graph computes what the cell computes, sign of zero included."""
+    replay.TEMPLATES.clear()
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+    fresh = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    cell = SIGNED_ZEROS.replace("KS", repr(numbers))
+    eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}
+    exec(cell, eager)
+    for _ in range(2):
+        y, r = _trace(cell, {"np": np, "x": x}).nodes["node"](fresh)
+        for got, want in ((y, eager["outs"]), (r, eager["rows"])):
+            got, want = np.asarray(got), np.stack(want)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 is not 0.0
 
 
 @pytest.mark.parametrize("source, settled", [

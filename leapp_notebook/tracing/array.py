@@ -158,8 +158,9 @@ class TracedArray(np.ndarray):
                 and sess.thread == get_ident() and len(inputs) <= 2:
             # The hot path: ``np.tanh(x)``, ``x * 0.5``, ``(x - MEAN) / STD``: traced arrays, Python numbers and
             # plain arrays, nothing else. Each operand's part of the replay key is read on the way: NumPy's dtype and
-            # shape of a traced array, the type and value of a number (0.0 and -0.0 kept apart), a plain array's
-            # value (replay.constant_part; None: it has none, and the call is recorded without a key).
+            # shape of a traced array, the type and value of a number (a zero as (float, its sign): apart from -0.0,
+            # and from 1.0, -1.0 and any shape), a plain array's value (replay.constant_part; None: it has none, and
+            # the call is recorded without a key).
             a = inputs[0]
             kind = type(a)
             if kind is TracedArray:
@@ -169,7 +170,7 @@ class TracedArray(np.ndarray):
                 kind_a, part_a = plain_a.dtype, plain_a.shape
             elif kind is float or kind is int or kind is bool:
                 plain_a, prov, prov_a = a, None, None
-                kind_a, part_a = kind, a if a or kind is not float else math.copysign(1.0, a)
+                kind_a, part_a = kind, a if a or kind is not float else (float, math.copysign(1.0, a))
             elif kind is np.ndarray:
                 plain_a, prov, prov_a = a, None, None
                 kind_a, part_a = replay.constant_part(sess, a), None
@@ -187,7 +188,7 @@ class TracedArray(np.ndarray):
                         prov = prov_b
                 elif kind is float or kind is int or kind is bool:
                     plain_b, prov_b = b, None
-                    kind_b, part_b = kind, b if b or kind is not float else math.copysign(1.0, b)
+                    kind_b, part_b = kind, b if b or kind is not float else (float, math.copysign(1.0, b))
                 elif kind is np.ndarray:
                     plain_b, prov_b = b, None
                     kind_b, part_b = replay.constant_part(sess, b), None

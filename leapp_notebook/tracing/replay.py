@@ -36,7 +36,7 @@ from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
-_SIMPLE = frozenset({int, bool, str, type(None), complex, type(Ellipsis), torch.dtype, np.dtype})
+_SIMPLE = frozenset({int, bool, str, type(None), type(Ellipsis), torch.dtype, np.dtype})
 _INDEX = frozenset({int, type(None)})  # slice parts described by value (bool, 1 and 1.0 hash alike: not these)
 _PER_CALL = ("line", "location", "helper")
 _MAX_CONST = 4096   # elements: larger constants are not kept by the process-wide cache
@@ -67,8 +67,12 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
             raise Miss
         return _dtype(value), _shape(value)
     if kind is float:
-        # 0.0 and -0.0 (and 1 and 1.0 and True) hash alike: keep what tells them apart
-        return (float, value) if value else (float, math.copysign(1.0, value))
+        # 0.0 and -0.0 (and 1 and 1.0 and True) hash alike: keep what tells them apart. A zero's sign goes in a
+        # part of its own length: as (float, ±1.0) it was the part of 1.0 or -1.0 (np.maximum(h, 0.0) replayed
+        # np.maximum(h, 1.0)'s recording)
+        return (float, value) if value else (float, 0.0, math.copysign(1.0, value))
+    if kind is complex:  # either part may be a signed zero, and 0j == complex(-0.0, 0.0)
+        return complex, value, math.copysign(1.0, value.real), math.copysign(1.0, value.imag)
     if kind in _SIMPLE:
         return kind, value
     if kind is tuple or kind is list:
