@@ -3,7 +3,7 @@ speed does not move, for comparing two engines (a change of 1% shows; wall-clock
 within minutes).
 
     python benchmarks/instructions.py [--cells loop,straight] [--profiles leapp,full] [--traces 2] [--engine PATH ...]
-                                      [--cache-sim [--last-level BYTES]]
+                                      [--cache-sim [--last-level BYTES]] [--eager]
 
 Each cell is traced twice untimed (filling the recording cache, as a re-run notebook cell finds it), then
 ``--traces`` times with callgrind's instrumentation switched on from outside (``callgrind_control``): Python's start
@@ -18,6 +18,11 @@ simulates this host's 1 MB per-core L2 as the last level, instead of the host's 
 instructions but not misses moves the wall-clock figures less than the count suggests (issue 11's sixth round: 14%
 fewer instructions, 3% fewer misses). The cells ``loop-20k`` and ``straight-20k`` are scaling.py's 20,000-op size:
 what grows with the cell shows against ``loop`` and ``straight``.
+
+``--eager`` also counts the cell run by NumPy alone (``annotate`` passing its values through, as scaling.py's eager
+row runs it), once per cell, and prints each trace's count per op as a multiple of it: issue 11's record target
+(at most 8x eager) read without the host's noise. Instructions are a proxy there too: eager NumPy's ufunc loops
+and the tracer's interpreter loop do not run at the same instructions per cycle.
 """
 
 from __future__ import annotations
@@ -88,11 +93,12 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     raise ValueError(f"cell {name!r}: use one of {', '.join(CELLS)}")
 
 
-def child(name: str, traces: int, profile: str = "leapp", first: bool = False) -> None:
+def child(name: str, traces: int, profile: str = "leapp", first: bool = False, eager: bool = False) -> None:
     """Run in the measured process: warm up, say READY (with the tracer's checkout), wait for a line on stdin, trace,
     say DONE with the op count, wait for stdin to close. ``first``: the warm-up is an unrelated cell (engines.py's
-    WARM_CELL) and the one measured trace is the cell's first. The tracer is imported first: the benchmark modules
-    put their own checkout on the path."""
+    WARM_CELL) and the one measured trace is the cell's first. ``eager``: the measured part is ``traces`` runs of
+    the cell by NumPy alone (``ln.annotate`` outside a trace passes its values through), the op count still the
+    trace's. The tracer is imported first: the benchmark modules put their own checkout on the path."""
     import gc
 
     import numpy as np
@@ -106,6 +112,11 @@ def child(name: str, traces: int, profile: str = "leapp", first: bool = False) -
                    and not facts(n).cast)
 
     source, namespace = cell(name)
+    code = compile(source, "<eager-cell>", "exec")
+
+    def run_eager() -> None:
+        exec(code, {**namespace, "annotate": ln.annotate})  # noqa: S102 - the benchmark's own cell
+
     if first:
         from engines import WARM_CELL
 
@@ -116,9 +127,16 @@ def child(name: str, traces: int, profile: str = "leapp", first: bool = False) -
         ops = count(trace)
         del trace
     gc.collect()
+    if eager:
+        for _ in range(2):
+            run_eager()
+        gc.collect()
     print(f"READY {Path(ln.__file__).resolve().parent.parent}", flush=True)
     sys.stdin.readline()
-    if first:
+    if eager:
+        for _ in range(traces):
+            run_eager()
+    elif first:
         ops = count(ln.trace_cell(source, dict(namespace), profile=profile))  # the count: 0.1% of the trace
     else:
         for _ in range(traces):
@@ -147,9 +165,10 @@ def parse_totals(text: str) -> dict[str, int]:
 
 
 def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_sim: bool = False,
-            first: bool = False, last_level: int | None = None) -> Measured:
+            first: bool = False, last_level: int | None = None, eager: bool = False) -> Measured:
     """Instructions for ``traces`` traces of cell ``name`` in ``profile`` with ``engine``'s tracer (``first``: its one
-    first trace), its recorded ops per trace, and with ``cache_sim`` the cache misses (``MISSES``)."""
+    first trace; ``eager``: ``traces`` runs of the cell by NumPy alone instead), its recorded ops per trace, and with
+    ``cache_sim`` the cache misses (``MISSES``)."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join([str(engine), os.environ.get(
         "PYTHONPATH", "")]).rstrip(os.pathsep))
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,7 +176,7 @@ def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_
                    *(["--cache-sim=yes"] if cache_sim else []),
                    *([f"--LL={last_level},16,64"] if cache_sim and last_level else []),
                    sys.executable, str(Path(__file__).resolve()), "--child", name, "--traces", str(traces),
-                   "--profiles", profile, *(["--first"] if first else [])]
+                   "--profiles", profile, *(["--first"] if first else []), *(["--eager"] if eager else [])]
         process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:
@@ -206,12 +225,14 @@ def main(argv: list[str] | None = None) -> None:
                              "1048576 is this host's per-core L2)")
     parser.add_argument("--first", action="store_true",
                         help="count each cell's first trace (after an unrelated warm-up cell) instead; --traces is 1")
+    parser.add_argument("--eager", action="store_true",
+                        help="also count the cell run by NumPy alone, and print each count as a multiple of it")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.first:
         args.traces = 1
     if args.child:
-        child(args.child, args.traces, args.profiles, args.first)
+        child(args.child, args.traces, args.profiles, args.first, args.eager)
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
@@ -231,7 +252,19 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--engine {engine}: no leapp_notebook package there")
     print(f"{'cell':12} {'profile':7} {'engine':40} {'ops':>6} {'instructions/trace':>19} {'per op':>9}"
           + ("".join(f" {event + '/op':>10}" for event in MISSES) if args.cache_sim else ""))
+    def row(name: str, profile: str, engine: str, ops: int, per_trace: float, misses: dict[str, int] | None,
+            tail: str = "") -> None:
+        print(f"{name:12} {profile:7} {engine[-40:]:40} {ops:>6,} {per_trace:>19,.0f} {per_trace / ops:>9,.0f}"
+              + ("".join(f" {misses[e] / args.traces / ops:>10,.0f}" for e in MISSES) if misses else "") + tail,
+              flush=True)
+
     for name in names:
+        eager = None
+        if args.eager:  # NumPy alone, once per cell (the engine only lends ln.annotate)
+            count, ops, misses = measure(engines[0], name, args.traces, cache_sim=args.cache_sim,
+                                         last_level=args.last_level, eager=True)
+            eager = count / args.traces
+            row(name, "-", "NumPy eager", ops, eager, misses)
         for profile in profiles:
             first = None
             for engine in engines:
@@ -240,10 +273,8 @@ def main(argv: list[str] | None = None) -> None:
                 per_trace = count / args.traces
                 change = "" if first is None else f"  {per_trace / first - 1:+.1%}"
                 first = per_trace if first is None else first
-                print(f"{name:12} {profile:7} {str(engine)[-40:]:40} {ops:>6,} {per_trace:>19,.0f} "
-                      f"{per_trace / ops:>9,.0f}"
-                      + ("".join(f" {misses[e] / args.traces / ops:>10,.0f}" for e in MISSES) if misses else "")
-                      + change, flush=True)
+                row(name, profile, str(engine), ops, per_trace, misses,
+                    (f"  {per_trace / eager:.2f}x eager" if eager else "") + change)
 
 
 if __name__ == "__main__":

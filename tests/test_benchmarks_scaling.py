@@ -173,8 +173,9 @@ def test_replay_coverage_lists_the_parity_cases_a_re_trace_builds_again(capsys):
 
 
 def test_instructions_reads_valgrinds_count_and_names_its_cells():
-    """benchmarks/instructions.py: the count valgrind prints, every named cell traceable, and a whole measurement
-    of the 210-op cell where valgrind is installed (about a minute: Python starts under it)."""
+    """benchmarks/instructions.py: the count valgrind prints, every named cell traceable, and whole measurements
+    of the 210-op cell where valgrind is installed (re-trace, cache misses, first trace and NumPy alone: about a
+    minute each, Python starts under it)."""
     import shutil
 
     import leapp_notebook as ln
@@ -199,6 +200,8 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
     assert 0 < measured.misses["I1mr"] < measured.instructions
     first = instructions.measure(Path(instructions.ROOT), "small", 1, first=True)
     assert first.ops == ops and first.instructions > count  # a first trace builds and checks every signature
+    eager = instructions.measure(Path(instructions.ROOT), "small", 1, eager=True)
+    assert eager.ops == ops and 0 < eager.instructions < count / 2  # NumPy alone: a fraction of the trace
 
 
 def test_engines_times_each_engine_in_its_own_process(capsys):

@@ -147,3 +147,18 @@ def test_harmless_values_of_refused_arguments_are_recorded():
     trace = _trace("y = np.sum(x, where=True) + np.zeros_like(x, order='F') + np.sort(x, kind='heapsort')",
                    x=np.arange(4.0))
     assert _errors(trace) == []
+
+
+def test_a_python_int_beyond_the_dtype_a_builder_asks_for_is_refused_not_raised():
+    """A builder that asks for a Python number as a tensor of a dtype it does not fit (an int NumPy took where the
+    row's conversion cannot) gets ``Unsupported``, so the call is reported at its line, instead of NumPy's
+    OverflowError ending the whole trace as if the cell had failed."""
+    from leapp_notebook.tracing.lookup.context import BuildContext
+
+    session = type("Session", (), {"graph_value": lambda self, builder, value, line, helper=None: value})()
+    ctx = BuildContext({"v": 300}, {"v": 300}, np.zeros(3, np.uint8), {}, session=session, builder=None, line=1,
+                       location=None, helper=None, name="np.test")
+    with pytest.raises(Unsupported, match="300 does not fit uint8"):
+        ctx.as_tensor(300, 300, np.dtype(np.uint8))
+    with pytest.raises(Unsupported, match="does not fit int8"):
+        ctx.as_tensor(-200, -200, np.dtype(np.int8))

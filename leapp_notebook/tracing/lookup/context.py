@@ -164,7 +164,10 @@ class BuildContext:
         if not isinstance(graph, torch.fx.Node):
             # Python scalars and lists become constants of NumPy's dtype for them (in the dtype torch computes
             # that dtype in, see compute_dtype).
-            array = _asarray(eager, dtype=dtype) if dtype is not None else _asarray(eager)
+            try:
+                array = _asarray(eager, dtype=dtype) if dtype is not None else _asarray(eager)
+            except OverflowError as exc:  # a Python int NumPy took beyond the dtype's range, as this row cannot
+                raise Unsupported(f"{eager!r} does not fit {dtype}: {exc}") from exc
             work = self.compute_dtype(array.dtype)
             return self.constant(array if work == array.dtype else array.astype(work))
         have = eager.dtype if hasattr(eager, "dtype") else _asarray(eager).dtype

@@ -29,10 +29,20 @@ def build_where(ctx: BuildContext) -> Any:
               and type(ctx.eager[name]) is float and ctx.eager[name] is ctx.params[name]
               and type(ctx.eager[other]) is not float
               and in_float_range(ctx.eager[name], dtype)]
-    values = [ctx.eager[name] if name in floats else ctx.tensor(name, dtype) for name in ("x", "y")]
+    values = [ctx.eager[name] if name in floats else _where_operand(ctx, name, dtype) for name in ("x", "y")]
     if floats:
         ctx.extra["any_number"] = tuple(floats)
     return ctx.call(torch.where, cond, *values)
+
+
+def _where_operand(ctx: BuildContext, name: str, dtype: np.dtype) -> Any:
+    """``np.where``'s operand ``name`` as a tensor of the result ``dtype``. A Python int beyond an integer result's
+    range is cast as NumPy casts it there, through its own array, unsafely: ``np.where(x > 0, x, -3)`` on uint8
+    holds 253 (converting the int to uint8 directly raises)."""
+    eager = ctx.eager[name]
+    if type(eager) is int and dtype.kind in "iu" and not np.iinfo(dtype).min <= eager <= np.iinfo(dtype).max:
+        eager = np.asarray(eager).astype(dtype)
+    return ctx.as_tensor(ctx.params[name], eager, dtype)
 
 
 def build_nonzero_of(ctx: BuildContext, name: str) -> list[Any]:
