@@ -629,12 +629,14 @@ def test_a_number_not_seen_before_replays_the_recording_for_any_number():
     number is part of a call's signature by value, so each used to be a new signature, built and checked (about
     400,000 instructions a call against 55,000 replayed: a cell of hand-written constants paid that for every
     line). The ufunc hook now falls back to the recording for any number of the type (``replay.with_number``) where
-    the builder passed the number to the graph as it is: one call of each kind is built, the rest replayed, to the
-    graph building every call gives, computing what the cell computes."""
+    the builder passed the number to the graph as it is: one call of each kind is built (each bool), the rest
+    replayed, to the graph building every call gives, computing what the cell computes."""
     x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
     trace, settled, built = _first_trace(NUMBERS, {"np": np, "x": x})
-    # built: * float, + int, - int (the first loop's first step: the others replay, 1 and 2 by value); * int; + bool
-    assert settled == 5, settled
+    # built: * float, + int, - int (the first loop's first step: the others replay, 1 and 2 by value); * int; + True
+    # and + False (a bool in a float loop reaches the graph as the int NumPy computes with, not as the operand
+    # itself: each of the two values is built once)
+    assert settled == 6, settled
     assert snapshot(trace) == built
     fresh = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
     eager = {"np": np, "annotate": ln.annotate, "x": fresh.copy()}

@@ -13,6 +13,7 @@ Outside an active session every hook behaves as plain NumPy.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from _thread import get_ident
 from typing import Any
@@ -88,8 +89,9 @@ class TracedArray(np.ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
     # where the value comes from (tracing/provenance.py): a slot, not an instance dict (one fewer object for every
-    # traced array); __array_finalize__ gives every new array None first
-    __slots__ = ("_lp",)
+    # traced array); __array_finalize__ gives every new array None first. ``_scalar``: set (True) on a 0-d array
+    # that stands for a NumPy scalar the call returned (``np.sum(x)``, ``x0d * 2``); unset on every other array
+    __slots__ = ("_lp", "_scalar")
     _lp: Provenance | None
 
     @staticmethod
@@ -530,6 +532,22 @@ class TracedArray(np.ndarray):
         return self.view(np.ndarray).copy()
 
 
+def _in_place(method: str, operation: Any) -> Any:
+    """``x op= y`` as NumPy does it: in place on an array, but a NumPy scalar is immutable, so there Python binds
+    ``x`` to ``x op y`` (a new value: its dtype and shape may change, and another name for the old value keeps it).
+    The tracer holds such a scalar as a 0-d array (``_scalar``), which NumPy would write in place: ``s += 1.5`` on
+    an int scalar raised a casting error, ``s += x`` could not broadcast, and ``t = s; s += 1`` changed ``t``."""
+    array_method = getattr(np.ndarray, method)
+
+    def in_place(self: TracedArray, other: Any) -> Any:
+        if getattr(self, "_scalar", False):
+            return operation(self, other)
+        return array_method(self, other)
+
+    in_place.__name__ = method
+    return in_place
+
+
 def _extraction(method: str, kind: str, describe: str) -> Any:
     """A method that hands a Python value out of traced data: NumPy's value, and a ``kind`` hazard."""
     plain_method = getattr(np.ndarray, method)
@@ -555,3 +573,10 @@ _EXTRACTIONS = {
 }
 for _method, (_kind, _describe) in _EXTRACTIONS.items():
     setattr(TracedArray, _method, _extraction(_method, _kind, _describe))
+_IN_PLACE = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul,
+             "__itruediv__": operator.truediv, "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
+             "__ipow__": operator.pow, "__imatmul__": operator.matmul, "__ilshift__": operator.lshift,
+             "__irshift__": operator.rshift, "__iand__": operator.and_, "__ior__": operator.or_,
+             "__ixor__": operator.xor}
+for _method, _operation in _IN_PLACE.items():
+    setattr(TracedArray, _method, _in_place(_method, _operation))

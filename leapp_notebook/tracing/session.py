@@ -382,6 +382,8 @@ class Session:
         else:
             return result
         traced = array.view(self.array_type)
+        if array is not result and not isinstance(result, np.ndarray):
+            traced._scalar = True  # a NumPy scalar held as a 0-d array: x += y rebinds x (array._in_place)
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
         if isinstance(nodes, torch.fx.Node):

@@ -27,7 +27,8 @@ _NUMBERS = (float, int, bool)
 
 def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, ...], nin: int) -> list[Any]:
     """Graph values for the operands, cast to the loop dtypes; a Python scalar after the first operand stays
-    a scalar where the torch op takes one (``x * 0.5``)."""
+    a scalar where the torch op takes one (``x * 0.5``). A Python bool in a loop that is not bool's goes as the int
+    NumPy computes with (``x - True`` on ints is ``x - 1``; torch refuses to subtract a bool)."""
     args = []
     params, eager = ctx.params, ctx.eager
     for i in range(nin):
@@ -35,7 +36,7 @@ def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, .
         value = eager[name]
         kind = type(value)
         if i and scalars_ok and (kind is float or kind is int or kind is bool):
-            args.append(value)
+            args.append(int(value) if kind is bool and loop[i] is not _BOOL else value)
         else:
             args.append(ctx.as_tensor(params[name], value, loop[i]))
     return args
