@@ -1,11 +1,14 @@
-"""Random programs built from the lookup, traced in ``full`` and held to NumPy on fresh inputs (hypothesis).
+"""Random programs built from the lookup, traced in ``full`` or ``leapp`` and held to NumPy on fresh inputs
+(hypothesis).
 
 A program is a few lines over one or two input arrays: element-wise ufuncs (unary, binary with a
-broadcastable array or a Python scalar), reductions with axis/keepdims, shape ops, indexing with negative
-steps, index arrays and masks, and casts, over 0-d, empty and broadcastable shapes and the dtypes bool,
-int8-int64, uint8, float16/32/64. Each program is traced on one draw of its inputs and checked on another,
-so a value baked at trace time cannot pass: the graph must equal NumPy in value, shape and dtype, or the
-trace must carry an error hazard that names its line.
+broadcastable array or a Python number, signed zeros and ones among them), reductions with axis/keepdims, shape
+ops (``np.clip`` and ``np.where`` with drawn numbers), indexing with negative steps, index arrays and masks, casts,
+and copies written in place, over 0-d, empty and broadcastable shapes and the dtypes bool, int8-int64, uint8,
+float16/32/64. Each program is traced on one draw of its inputs and checked on another, so a value baked at trace
+time cannot pass: the graph must equal NumPy in value, shape and dtype, or the trace must carry an error hazard
+that names its line. Each is traced twice: the second trace comes from the recording cache (a re-run cell), and
+the cache is process-wide, so programs also replay what earlier programs recorded.
 
 The default (CI) profile runs 1000 derandomized examples (a few seconds); ``HYPOTHESIS_PROFILE=dev`` runs
 20000 random ones.
@@ -163,7 +166,8 @@ def _same(want: np.ndarray, have: np.ndarray, rtol: float) -> bool:
         return bool(np.allclose(have, want, rtol=rtol, atol=rtol * scale, equal_nan=True))
 
 
-def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], seed: int = 0) -> str:
+def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], seed: int = 0,
+                  profile: str = "full") -> str:
     """Trace ``source`` on one draw and compare the graph with NumPy on another: "faithful", "reported" or
     "numpy-refuses"; raises AssertionError on a silent difference. The program is traced twice, so the second
     trace is made from the recording cache (what a re-run cell gets), and both graphs are checked."""
@@ -179,7 +183,7 @@ def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], see
     for run in ("first trace", "re-trace"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            trace = ln.trace_cell(source, {"np": np}, inputs=trace_inputs, outputs=["y"], profile="full")
+            trace = ln.trace_cell(source, {"np": np}, inputs=trace_inputs, outputs=["y"], profile=profile)
         errors = [h for h in trace.hazards if h.severity == "error"]
         if errors:
             assert all(h.line is not None for h in errors), (source, errors)
@@ -202,10 +206,10 @@ PROGRAMS: set[str] = set()
 
 @pytest.mark.filterwarnings("ignore")
 @PROFILE
-@given(programs())
-def test_random_program_graph_equals_numpy_or_is_reported(program: tuple[str, dict[str, Any]]) -> None:
+@given(programs(), st.sampled_from(["full", "leapp"]))
+def test_random_program_graph_equals_numpy_or_is_reported(program: tuple[str, dict[str, Any]], profile: str) -> None:
     source, spec = program
-    outcome = check_program(source, spec)
+    outcome = check_program(source, spec, profile=profile)
     assume(outcome != "numpy-refuses")
     PROGRAMS.add(source + repr(spec))
     OUTCOMES[outcome] = OUTCOMES.get(outcome, 0) + 1
