@@ -443,3 +443,42 @@ def test_a_write_through_another_view_before_an_augmented_slice_assignment_is_st
     source = "z = x.copy()\nother = z[0:1]\nother[0] = 9.0\nt = z[1:3]\nt *= 2\nz[1:3] = t\ny = z * 1"
     t = trace(source, x=X1, profile="full")
     assert any(h.kind == "untraced-call" and h.severity == "error" for h in t.hazards)
+
+
+def test_an_error_merged_into_a_warning_of_its_kind_and_line_makes_it_an_error_and_says_why():
+    """Two causes of one kind on one line are one hazard. An op that fails on the trace inputs (an error in both
+    profiles) reported after the warning that LEAPP records the same call wrongly used to leave the hazard a
+    warning whose message said the call was "recorded correctly here": the graph then raised when run. The error
+    wins, given or the kind's own, and its message is added; a repeated warning adds nothing."""
+    from leapp_notebook.tracing import hazards as hz
+
+    table: dict = {}
+    code = "t2 = np.clip(x, None, True)"
+    hazard, new = hz.add(table, "leapp-records-wrongly", 1, ["clamp"], node="node", profile="full", code=code,
+                         name="np.clip", severity="warning", fix="cast first", what="its dtype differs")
+    assert new and hazard.severity == "warning"
+    again, new = hz.add(table, "leapp-records-wrongly", 1, ["clamp"], node="node", profile="full", code=code,
+                        name="np.clip", severity="warning", fix="cast first", what="its dtype differs")
+    assert again is hazard and not new and hazard.severity == "warning" and "Also on this line" not in hazard.message
+    merged, new = hz.add(table, "op-fails", 1, ["clamp"], node="node", profile="full", code=code, call="np.clip",
+                         error="NotImplementedError: no bool kernel")
+    assert merged is hazard and not new and list(table) == [("semantic-mismatch", 1)]
+    assert hazard.severity == "error" and hazard.message.endswith(
+        "Also on this line: the torch op recorded for np.clip fails on the trace inputs: NotImplementedError: no "
+        "bool kernel")
+
+
+def test_a_bool_array_clipped_by_bools_is_recorded_as_numpy_computes_it():
+    """torch.clamp has no bool kernel: ``np.clip`` of a bool array by bool bounds is (a | lo) & hi in the graph,
+    equal to NumPy's bool result for every bound given, positionally or by either keyword, a traced bound too."""
+    x = np.array([True, False, True, False])
+    fresh = np.array([False, True, False, True])
+    for bounds in ("None, True", "False, None", "True, False", "x2, None", "None, x2", "a_min=True, a_max=x2",
+                   "min=False, max=True"):
+        source = f"x2 = ~x\ny = np.clip(x, {bounds})"
+        for profile in ("full", "leapp"):
+            trace = ln.trace_cell(source, {"np": np}, inputs={"x": x}, outputs=["y"], profile=profile)
+            assert not any("fails on the trace inputs" in h.message for h in trace.hazards), (bounds, trace.hazards)
+            want = eval(f"np.clip(fresh, {bounds.replace('x2', '~fresh')})", {"np": np, "fresh": fresh})
+            (have,) = trace.nodes["node"](fresh)
+            assert np.asarray(have).dtype == want.dtype and np.array_equal(have, want), (bounds, profile)

@@ -50,6 +50,9 @@ SHAPE_OPS = ["{v}.reshape(-1)", "{v}.T", "np.flip({v})", "np.expand_dims({v}, 0)
              "np.atleast_2d({v})", "np.ravel({v})", "np.roll({v}, 1)", "np.tile({v}, 2)", "np.sort({v})",
              "np.cumulative_sum({v}, axis=0)", "np.where({v} > 0, {v}, 0)", "np.clip({v}, -1, 2)",
              "np.clip({v}, {lo}, {hi})", "np.where({v} > 0, {v}, {k})", "np.where({v} < 1, {k}, {v})",
+             "np.clip({v}, {lo}, None)", "np.clip({v}, None, {hi})", "np.full_like({v}, {k})",
+             "np.round({v}, {d})", "np.nan_to_num({v} / 0.0, nan={k}, posinf={hi}, neginf={lo})",
+             "np.maximum({v}, {k}) - np.minimum({v}, {k})",
              "np.matrix_transpose(np.atleast_2d({v}))", "np.unstack(np.atleast_1d({v}))[0]"]
 INDEXING = ["{v}[::-1]", "{v}[1::2]", "{v}[::-2]", "{v}[..., ::-1]", "{v}[{v} > 0]", "{v}[..., 0]",
             "{v}[np.array([0, -1])]", "{v}[np.array([2, 0, 1, 0]) % max({v}.shape[0], 1)]", "{v}[None]",
@@ -111,7 +114,8 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
         elif family == "shape":
             expr = draw(st.sampled_from(SHAPE_OPS)).format(v=v, lo=draw(st.sampled_from(NUMBERS)),
                                                            hi=draw(st.sampled_from(NUMBERS)),
-                                                           k=draw(st.sampled_from(NUMBERS)))
+                                                           k=draw(st.sampled_from(NUMBERS)),
+                                                           d=draw(st.sampled_from(["0", "1", "2", "-1"])))
         elif family == "index":
             pattern = draw(st.sampled_from(INDEXING))
             expr = pattern.format(v=v)
@@ -274,6 +278,8 @@ def test_regression(source: str, spec: dict[str, Any]) -> None:
     ("t0 = np.sum(x, axis=None, keepdims=False)\nt3 = t0 * 1; t3 += x; t3 = t3 - 2\ny = t3", {"x": ((3,), "float32")}),
     ("t0 = np.sum(x)\nt1 = t0\nt0 += 1\ny = t1 * 1", {"x": ((3,), "float64")}),
     ("t0 = np.sum(x)\nt1 = t0\nt0 //= 2\ny = t1 - t0", {"x": ((3,), "int64")}),
+    # a bool array clipped by a bool: torch.clamp has no bool kernel (the graph raised, under a warning)
+    ("t2 = np.clip(x, None, True)\ny = t2", {"x": ((), "bool")}),
 ])
 def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph now records as NumPy computes them (no error hazard in their stead)."""

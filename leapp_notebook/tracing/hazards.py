@@ -250,7 +250,9 @@ def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | Non
     ``fields`` fill the cause's templates. Returns the hazard and whether it is new.
 
     A second report of the same kind on the same line merges into the first: its graph nodes are added,
-    its message appended when it names something new (``name``), an ``error`` severity wins.
+    its message appended when it names something new (``name``) or makes the hazard an error, and an ``error``
+    severity wins, given or the kind's own in ``profile`` (an op that fails on the trace inputs, after a warning
+    that LEAPP records the same call wrongly, is an error, and says why).
     """
     entry = CAUSES[cause]
     kind = entry.kind
@@ -263,9 +265,10 @@ def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | Non
         for node_name in graph_nodes:
             if node_name not in existing.graph_nodes:
                 existing.graph_nodes.append(node_name)
-        if name and name not in existing.message:
+        error = (severity or _severity(kind, profile)) == "error"
+        if (name and name not in existing.message) or (error and existing.severity != "error"):
             existing.message += f" Also on this line: {message}"
-        if severity == "error":
+        if error:
             existing.severity = "error"
         return existing, False
     if fix is not None:

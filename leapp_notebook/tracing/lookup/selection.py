@@ -118,6 +118,14 @@ def build_clip(ctx: BuildContext) -> Any:
         bounds.append(bound)
     if bounds == [None, None]:
         return ctx.call(torch.clone, x)  # NumPy 2 clips nothing; torch.clamp wants a bound
+    if dtype == _BOOL:
+        # torch.clamp has no bool kernel; NumPy's minimum(maximum(a, lo), hi) on bools is (a | lo) & hi
+        node = x
+        for (legacy, name), bound, combine in zip((("a_min", "min"), ("a_max", "max")), bounds,
+                                                  (torch.logical_or, torch.logical_and), strict=True):
+            if bound is not None:
+                node = ctx.call(combine, node, ctx.tensor(legacy if ctx.given(legacy) else name, dtype))
+        return node
     if numbers:
         ctx.extra["any_number"] = tuple(numbers)
     # NumPy computes minimum(maximum(a, lo), hi); so does clamp, including when lo > hi.
