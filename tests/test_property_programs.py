@@ -5,10 +5,11 @@ A program is a few lines over one or two input arrays: element-wise ufuncs (unar
 broadcastable array or a Python number, signed zeros and ones among them), reductions with axis/keepdims, shape
 ops (``np.clip`` and ``np.where`` with drawn numbers), indexing with negative steps, index arrays and masks, casts,
 and copies written in place, over 0-d, empty and broadcastable shapes and the dtypes bool, int8-int64, uint8,
-float16/32/64. Each program is traced on one draw of its inputs and checked on another, so a value baked at trace
-time cannot pass: the graph must equal NumPy in value, shape and dtype, or the trace must carry an error hazard
-that names its line. Each is traced twice: the second trace comes from the recording cache (a re-run cell), and
-the cache is process-wide, so programs also replay what earlier programs recorded.
+float16/32/64; half of the programs of two lines or more run three times as a loop body. Each program is traced
+on one draw of its inputs and checked on another, so a value baked at trace time cannot pass: the graph must equal
+NumPy in value, shape and dtype, or the trace must carry an error hazard that names its line. Each is traced
+twice: the second trace comes from the recording cache (a re-run cell), and the cache is process-wide, so programs
+also replay what earlier programs recorded.
 
 The default (CI) profile runs 1000 derandomized examples (a few seconds); ``HYPOTHESIS_PROFILE=dev`` runs
 20000 random ones.
@@ -131,6 +132,9 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
             # A masked selection has a data-dependent length; the session's slicing of such a value is a
             # known engine defect (test_known_engine_defect_below), so a mask ends the program.
             break
+    if len(lines) > 1 and draw(st.booleans()):
+        # the lines run three times, as a loop body: each call after the first is replayed within the trace
+        lines = ["for _step in range(3):", *[f"    {line}" for line in lines]]
     lines.append(f"y = {names[-1]}")
     return "\n".join(lines), inputs
 
