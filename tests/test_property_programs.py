@@ -60,7 +60,8 @@ INDEXING = ["{v}[::-1]", "{v}[1::2]", "{v}[::-2]", "{v}[..., ::-1]", "{v}[{v} > 
             "{v}[-1:]", "{v}[:, ::-1]", "{v}[np.array([True, False, True])]"]
 # Python numbers a line may use: a number is part of a replay key by value (a zero by its sign), and a recording is
 # also kept for any number of its type; zeros and ones of both signs once shared a key
-NUMBERS = ["2", "1.5", "True", "-3", "0.0", "-0.0", "1.0", "-1.0", "0", "1", "-0.25"]
+NUMBERS = ["2", "1.5", "True", "-3", "0.0", "-0.0", "1.0", "-1.0", "0", "1", "-0.25", "2**31", "-(2**40)", "1e300",
+           "False"]
 CASTS = ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]
 
 
@@ -284,6 +285,11 @@ def test_regression(source: str, spec: dict[str, Any]) -> None:
     ("t0 = np.sum(x)\nt1 = t0\nt0 //= 2\ny = t1 - t0", {"x": ((3,), "int64")}),
     # a bool array clipped by a bool: torch.clamp has no bool kernel (the graph raised, under a warning)
     ("t2 = np.clip(x, None, True)\ny = t2", {"x": ((), "bool")}),
+    # a number beyond float16's range: NumPy casts it to inf first (0 * 2**31 is nan), torch computed with it
+    ("t0 = (w * 2**31)\ny = t0", {"x": ((3,), "bool"), "w": ((3,), "float16")}),
+    ("t0 = (x * 1e39)\ny = t0", {"x": ((2, 3), "float32")}),  # the same cast in float32 (torch agreed there)
+    # ... also where the recording for any float (made by x * 2.0) was taken for a float beyond the range
+    ("t0 = (x * 2.0)\nt1 = (x * 0.0)\nt2 = (t1 * 1e6)\ny = t2", {"x": ((4,), "float16")}),
 ])
 def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph now records as NumPy computes them (no error hazard in their stead)."""

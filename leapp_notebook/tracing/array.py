@@ -236,7 +236,7 @@ class TracedArray(np.ndarray):
                         (replay.UFUNC, row.build, ufunc, kind_a, part_a, kind_b, part_b)  # the row's builder first
                     template = replay.TEMPLATES.get(key)
                     if template is None and (kind_b is float or kind_b is bool or (
-                            kind_b is int and -_INT32 <= b < _INT32)):
+                            kind_b is int and -_INT32 <= b < _INT32)) and replay.number_fits(b, kind_a):
                         # a number not seen here before: the recording for any number of its type, when there is one
                         template = replay.TEMPLATES.get(replay.any_number(key))
                     if template is not None and template is not replay.NO_TEMPLATE and (

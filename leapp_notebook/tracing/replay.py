@@ -903,6 +903,17 @@ def store_for_any_float(key: Any, template: Template, names: tuple[str, ...], pa
         NUMBER_SLOTS[build] = numbers if slots is None else slots | numbers
 
 
+def number_fits(number: Any, kind: Any) -> bool:
+    """Whether a Python number beside an operand of ``kind`` (a traced array's dtype, or a number's type) reaches
+    NumPy's loop as itself, so that the recording for any number can take it: not a finite number beyond a float16,
+    float32 or complex64 array's range, which NumPy casts to inf first (``h16 * 1e6`` is nan where h16 is 0)."""
+    return not isinstance(kind, np.dtype) or kind.kind not in "fc" or kind.itemsize > 8 or kind == _F8 \
+        or in_float_range(float(number), kind)
+
+
+_F8 = np.dtype(np.float64)
+
+
 def any_number(key: tuple[Any, ...]) -> tuple[Any, ...]:
     """The key under which a ufunc hook key's template for any number of its last operand's type is kept."""
     return (*key[:-1], ANY_NUMBER)
