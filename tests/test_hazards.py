@@ -482,3 +482,19 @@ def test_a_bool_array_clipped_by_bools_is_recorded_as_numpy_computes_it():
             want = eval(f"np.clip(fresh, {bounds.replace('x2', '~fresh')})", {"np": np, "fresh": fresh})
             (have,) = trace.nodes["node"](fresh)
             assert np.asarray(have).dtype == want.dtype and np.array_equal(have, want), (bounds, profile)
+
+
+def test_an_untraced_call_reaching_an_output_through_a_baked_scalar_is_an_error():
+    """In the ``leapp`` profile a ufunc of a NumPy scalar bakes its result, computed at trace time from the scalar:
+    ``np.median(x) * 1`` is a second constant, with no graph edge to the baked median. The median's hazard (an error
+    only where its value reaches an output) became a warning, "does not reach any output", while the output held
+    it: a silently wrong graph. The reach now follows a baked constant's sources; where nothing reaches, it stays
+    a warning."""
+    x = np.array([3, -2, 5], np.int8)
+    for source, reaches in (("t0 = np.median(x)\nt2 = t0 * 1\ny = t2 + x", True),
+                            ("t0 = np.median(x)\nt2 = t0 * 1; t2 += x; t2 = t2 - 2\ny = t2", True),
+                            ("t0 = np.median(x)\nt2 = t0 * 1\ny = x * 2", False)):
+        trace = ln.trace_cell(source, {"np": np}, inputs={"x": x}, outputs=["y"], profile="leapp")
+        (hazard,) = [h for h in trace.hazards if h.kind == "untraced-call"]
+        assert hazard.line == 1 and hazard.severity == ("error" if reaches else "warning"), (source, hazard)
+        assert ("does not reach any output" in hazard.message) is not reaches

@@ -459,7 +459,7 @@ class NodeBuilder:
 
     def finish(self) -> Node:
         """Settle severities by reachability, fix dtypes against the eager values, and build the GraphModule."""
-        reaching = ancestors(output_node(self.graph).all_input_nodes) if self.pending_reach else {}
+        reaching = _reaching(self.graph) if self.pending_reach else {}
         for key in self.pending_reach:
             hazard = self.hazards[key]
             if not any(name in reaching for name in hazard.graph_nodes):
@@ -480,6 +480,30 @@ class NodeBuilder:
                          sample_outputs=dict(self.sample_outputs), export_with=self.export_with,
                          sources=dict(self.sources))
         return self.node
+
+
+def _reaching(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
+    """The nodes the node's outputs depend on, by name: through the graph, and through the trace-time values baked
+    constants were computed from (their facts' ``sources``: in the ``leapp`` profile ``np.median(x) * 1`` bakes the
+    product, computed from the baked median, with no edge between the two constants)."""
+    reached = ancestors(output_node(graph).all_input_nodes)
+    stack = [n for n in reached.values() if facts(n).sources]
+    by_name: dict[str, torch.fx.Node] | None = None
+    while stack:
+        for name in facts(stack.pop()).sources:
+            if name in reached:
+                continue
+            if by_name is None:
+                by_name = {n.name: n for n in graph.nodes}
+            source = by_name.get(name)
+            if source is None:
+                continue
+            for found, node in ancestors([source]).items():
+                if found not in reached:
+                    reached[found] = node
+                    if facts(node).sources:
+                        stack.append(node)
+    return reached
 
 
 def graph_module(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:
