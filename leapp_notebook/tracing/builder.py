@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import Pending, _contents, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -485,24 +485,21 @@ class NodeBuilder:
 def _reaching(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
     """The nodes the node's outputs depend on, by name: through the graph, and through the trace-time values baked
     constants were computed from (their facts' ``sources``: in the ``leapp`` profile ``np.median(x) * 1`` bakes the
-    product, computed from the baked median, with no edge between the two constants)."""
-    reached = ancestors(output_node(graph).all_input_nodes)
-    stack = [n for n in reached.values() if facts(n).sources]
+    product, computed from the baked median, with no edge between the two constants). One walk over both."""
+    reached: dict[str, torch.fx.Node] = {}
     by_name: dict[str, torch.fx.Node] | None = None
+    stack = list(output_node(graph).all_input_nodes)
     while stack:
-        for name in facts(stack.pop()).sources:
-            if name in reached:
-                continue
+        node = stack.pop()
+        if node.name in reached:
+            continue
+        reached[node.name] = node
+        stack.extend(node.all_input_nodes)
+        sources = facts(node).sources
+        if sources:
             if by_name is None:
                 by_name = {n.name: n for n in graph.nodes}
-            source = by_name.get(name)
-            if source is None:
-                continue
-            for found, node in ancestors([source]).items():
-                if found not in reached:
-                    reached[found] = node
-                    if facts(node).sources:
-                        stack.append(node)
+            stack.extend(by_name[name] for name in sources if name in by_name)
     return reached
 
 
