@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, _contents, depends_on_inputs, output_node, tensor_version
+from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -485,22 +485,16 @@ class NodeBuilder:
 def _reaching(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
     """The nodes the node's outputs depend on, by name: through the graph, and through the trace-time values baked
     constants were computed from (their facts' ``sources``: in the ``leapp`` profile ``np.median(x) * 1`` bakes the
-    product, computed from the baked median, with no edge between the two constants). One walk over both."""
-    reached: dict[str, torch.fx.Node] = {}
-    by_name: dict[str, torch.fx.Node] | None = None
-    stack = list(output_node(graph).all_input_nodes)
-    while stack:
-        node = stack.pop()
-        if node.name in reached:
-            continue
-        reached[node.name] = node
-        stack.extend(node.all_input_nodes)
-        sources = facts(node).sources
-        if sources:
-            if by_name is None:
-                by_name = {n.name: n for n in graph.nodes}
-            stack.extend(by_name[name] for name in sources if name in by_name)
-    return reached
+    product, computed from the baked median, with no edge between the two constants)."""
+    by_name: dict[str, torch.fx.Node] = {}
+
+    def sources(node: torch.fx.Node) -> list[torch.fx.Node]:
+        names = facts(node).sources
+        if names and not by_name:
+            by_name.update((n.name, n) for n in graph.nodes)
+        return [by_name[name] for name in names if name in by_name]
+
+    return ancestors(output_node(graph).all_input_nodes, sources)
 
 
 def graph_module(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:

@@ -393,8 +393,10 @@ def user_frame(depth: int = 2) -> Any:
 # graph walks
 # ------------------------------------------------------------------------------------------
 
-def ancestors(nodes: Iterable[torch.fx.Node]) -> dict[str, torch.fx.Node]:
-    """Every node ``nodes`` depend on, themselves included, by name."""
+def ancestors(nodes: Iterable[torch.fx.Node],
+              more: Callable[[torch.fx.Node], Iterable[torch.fx.Node]] | None = None) -> dict[str, torch.fx.Node]:
+    """Every node ``nodes`` depend on, themselves included, by name; ``more(node)``: the nodes a node depends on
+    besides its graph inputs (one walk over both)."""
     seen: dict[str, torch.fx.Node] = {}
     stack = [n for n in nodes if isinstance(n, torch.fx.Node)]
     while stack:
@@ -403,6 +405,8 @@ def ancestors(nodes: Iterable[torch.fx.Node]) -> dict[str, torch.fx.Node]:
             continue
         seen[current.name] = current
         stack.extend(current.all_input_nodes)
+        if more is not None:
+            stack.extend(more(current))
     return seen
 
 
