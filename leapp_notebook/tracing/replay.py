@@ -31,7 +31,7 @@ import torch.fx
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, facts, update
-from .lookup.context import in_float_range
+from .lookup.context import as_float, in_float_range
 from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
@@ -907,11 +907,7 @@ def number_fits(number: Any, kind: Any) -> bool:
     """Whether a Python number beside an operand of ``kind`` (a traced array's dtype, or a number's type) reaches
     NumPy's loop as itself, so that the recording for any number can take it: not a finite number beyond a float16,
     float32 or complex64 array's range, which NumPy casts to inf first (``h16 * 1e6`` is nan where h16 is 0)."""
-    return not isinstance(kind, np.dtype) or kind.kind not in "fc" or kind.itemsize > 8 or kind == _F8 \
-        or in_float_range(float(number), kind)
-
-
-_F8 = np.dtype(np.float64)
+    return not isinstance(kind, np.dtype) or kind.kind not in "fc" or in_float_range(as_float(number), kind)
 
 
 def any_number(key: tuple[Any, ...]) -> tuple[Any, ...]:

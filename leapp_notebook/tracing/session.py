@@ -375,14 +375,15 @@ class Session:
             if isinstance(nodes, torch.fx.Node):
                 _set_value_facts(nodes, tuple(result.shape), dtype_name(result.dtype), "torch", False)
             return result
+        scalar = False
         if isinstance(result, np.ndarray):
             array = result.view(np.ndarray) if type(result) is not np.ndarray else result
         elif isinstance(result, (np.generic, bool, int, float, complex)):
-            array = np.asarray(result)
+            array, scalar = np.asarray(result), True
         else:
             return result
         traced = array.view(self.array_type)
-        if array is not result and not isinstance(result, np.ndarray):
+        if scalar:
             traced._scalar = True  # a NumPy scalar held as a 0-d array: x += y rebinds x (array._in_place)
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array

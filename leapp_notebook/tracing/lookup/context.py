@@ -44,6 +44,15 @@ _TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
 _FLOAT_MAX: dict[np.dtype, float] = {}  # per float dtype: its largest finite value
 
 
+def as_float(value: int | float) -> float:
+    """A Python number as a float: an int too large for one is the infinity of its sign (beyond every float dtype's
+    range, as float64's ends below 2**1024)."""
+    return math.copysign(math.inf, value) if type(value) is int and abs(value) >= _HUGE else float(value)
+
+
+_HUGE = 2 ** 1000
+
+
 def in_float_range(value: float, dtype: np.dtype) -> bool:
     """Whether a Python float converts to the float ``dtype`` as itself: finite within its range, or nan or an
     infinity (torch refuses a finite one beyond it; NumPy makes it inf)."""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from .context import _BOOL, BuildContext, Unsupported, in_float_range
+from .context import _BOOL, BuildContext, Unsupported, as_float, in_float_range
 from .normalize import _X, _contract, _loop_dtypes
 from .row import reads
 
@@ -26,19 +25,6 @@ _INT_DIVISION = frozenset({torch.floor_divide, torch.remainder, torch.fmod})
 _NUMBERS = (float, int, bool)
 
 
-_HUGE = 2 ** 1000  # an int at least this large is past every float dtype's range (float64's ends below 2**1024)
-
-
-def _as_float(value: int | float) -> float:
-    """A Python number as a float (an int too large for one as the infinity of its sign)."""
-    return math.copysign(math.inf, value) if type(value) is int and abs(value) >= _HUGE else float(value)
-
-
-def _fits_float(value: int | float, dtype: np.dtype) -> bool:
-    """Whether a Python number reaches a float loop of ``dtype`` as itself (nan and the infinities do)."""
-    return in_float_range(_as_float(value), dtype)
-
-
 def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, ...], nin: int) -> list[Any]:
     """Graph values for the operands, cast to the loop dtypes; a Python scalar after the first operand stays
     a scalar where the torch op takes one (``x * 0.5``). A Python bool in a loop that is not bool's goes as the int
@@ -50,13 +36,13 @@ def _ufunc_operands(ctx: BuildContext, scalars_ok: bool, loop: tuple[np.dtype, .
         value = eager[name]
         kind = type(value)
         if i and scalars_ok and (kind is float or kind is int or kind is bool):
-            if kind is not bool and loop[i].kind in "fc" and not _fits_float(value, loop[i]):
+            if kind is not bool and loop[i].kind in "fc" and not in_float_range(as_float(value), loop[i]):
                 # beyond the loop's float range: NumPy casts the number first (to inf in float16/32: 0 * 2**31 is
                 # nan there), where torch would compute with it as it is
                 if loop[i].kind == "c":
                     raise Unsupported(f"the Python number {value!r} is beyond {loop[i]}'s range")
                 with np.errstate(over="ignore"):
-                    value = float(np.float64(_as_float(value)).astype(loop[i]))
+                    value = float(np.float64(as_float(value)).astype(loop[i]))
             args.append(int(value) if kind is bool and loop[i] is not _BOOL else value)
         else:
             args.append(ctx.as_tensor(params[name], value, loop[i]))
