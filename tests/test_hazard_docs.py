@@ -50,5 +50,14 @@ def test_every_cause_belongs_to_a_kind_and_has_a_fix():
         assert "line 3" in fix and "`y = f(x)`" in fix, cause
 
 
+def test_a_fix_with_no_cell_line_names_none():
+    """An output given to trace_cell has no cell line: its fix text neither points at one nor quotes empty code."""
+    for kind in hz.CATALOGUE:
+        fix = hz.fix_for(kind, line=None, code="", name="f")
+        assert "line None" not in fix and "``" not in fix and "this line" not in fix, kind
+        assert fix[:1].isupper(), kind
+    assert hz.fix_for("untraced-call", line=4, code="", name="f").startswith("At line 4: ")
+
+
 def test_each_kind_has_at_least_one_cause():
     assert {entry.kind for entry in hz.CAUSES.values()} == set(hz.CATALOGUE)

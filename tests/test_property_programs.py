@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -140,12 +141,19 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
     return "\n".join(lines), inputs
 
 
-def _run(source: str, inputs: dict[str, np.ndarray]) -> Any:
-    namespace: dict[str, Any] = {"np": np, **{k: v.copy() for k, v in inputs.items()}}
+def _run(source: str, inputs: dict[str, np.ndarray], objects: dict[str, Any] | None = None) -> Any:
+    namespace: dict[str, Any] = {"np": np, **(objects or {}), **{k: v.copy() for k, v in inputs.items()}}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         exec(source, namespace)
-    return np.asarray(namespace["y"])
+    return _as_array(namespace["y"])
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A program's result as a NumPy array: a tensor's values and dtype (a module's output is detached)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().numpy()
+    return np.asarray(value)
 
 
 # The float precision a value may have passed through: NumPy computes bool/int8/uint8 in float16 loops and
@@ -176,23 +184,26 @@ def _same(want: np.ndarray, have: np.ndarray, rtol: float) -> bool:
 
 
 def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], seed: int = 0,
-                  profile: str = "full") -> str:
+                  profile: str = "full", objects: dict[str, Any] | None = None) -> str:
     """Trace ``source`` on one draw and compare the graph with NumPy on another: "faithful", "reported" or
-    "numpy-refuses"; raises AssertionError on a silent difference. The program is traced twice, so the second
-    trace is made from the recording cache (what a re-run cell gets), and both graphs are checked."""
+    "numpy-refuses" (NumPy, or torch, refuses to run it); raises AssertionError on a silent difference. The program
+    is traced twice, so the second trace is made from the recording cache (what a re-run cell gets), and both
+    graphs are checked. ``objects``: more names the program reads (``torch``, modules), the same objects in the
+    eager runs and the traces."""
     rng = np.random.default_rng(seed)
     trace_inputs = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
     fresh = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
     try:
-        _run(source, trace_inputs)
-        want = _run(source, fresh)
+        _run(source, trace_inputs, objects)
+        want = _run(source, fresh, objects)
     except Exception:  # noqa: BLE001 - NumPy refuses the program (no loop for the dtype, bad shape)
         return "numpy-refuses"
     outcomes = set()
     for run in ("first trace", "re-trace"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            trace = ln.trace_cell(source, {"np": np}, inputs=trace_inputs, outputs=["y"], profile=profile)
+            trace = ln.trace_cell(source, {"np": np, **(objects or {})}, inputs=trace_inputs, outputs=["y"],
+                                  profile=profile)
         errors = [h for h in trace.hazards if h.severity == "error"]
         if errors:
             assert all(h.line is not None for h in errors), (source, errors)
@@ -201,6 +212,7 @@ def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], see
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             (have,) = trace.nodes["node"](*fresh.values())
+        have = _as_array(have)
         assert _same(want, have, _tolerance(source, fresh)), (
             f"{run}: {source}\ninputs {spec}\ngraph {have.dtype}{have.shape} {have!r}\n"
             f"NumPy {want.dtype}{want.shape} {want!r}")
@@ -227,8 +239,6 @@ def test_random_program_graph_equals_numpy_or_is_reported(program: tuple[str, di
 def test_the_checker_catches_a_silently_wrong_graph(monkeypatch: pytest.MonkeyPatch) -> None:
     """A lookup row made wrong on purpose (sin recorded as cos) fails the property check."""
     import dataclasses
-
-    import torch
 
     from leapp_notebook.tracing import ops
 

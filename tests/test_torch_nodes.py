@@ -381,3 +381,90 @@ def test_reflected_operators_on_tensors_keep_their_operand_order(expression):
     expected = eval(expression, {"t": fresh})  # noqa: S307 - the test's own expression
     torch.testing.assert_close(trace.nodes["n"](fresh)[0], expected)
     assert trace.probe(seed=0).passed
+
+
+SHARED_X = np.array([1.0, -2.0, 3.0])
+
+
+@pytest.mark.parametrize("cell, want", [
+    # a write through the tensor: the array is read after it
+    ("a = x * 1\nt = torch.from_numpy(a)\nt.add_(2)\ny = a * 10", lambda x: (x + 2) * 10),
+    ("a = x * 1\nt = torch.as_tensor(a)\nt[0] = 7.0\ny = a + 1", lambda x: np.r_[7.0, x[1:]] + 1),
+    ("t = torch.from_numpy(x * 1)\na = t.numpy()\nt.clamp_(min=0.0)\ny = a - 1", lambda x: np.maximum(x, 0) - 1),
+    # a write into the array: the tensor is read after it
+    ("a = x * 1\nt = torch.from_numpy(a)\na *= 3\ny = (t + 1).numpy()", lambda x: x * 3 + 1),
+    ("t = torch.from_numpy(x * 1)\na = t.numpy()\na[1] = 0.5\ny = (t * 2).numpy()",
+     lambda x: np.r_[x[0], 0.5, x[2:]] * 2),
+])
+def test_a_write_through_one_side_of_a_crossing_is_seen_on_the_other(cell, want):
+    """torch.from_numpy, torch.as_tensor and t.numpy() share memory: eager, a write through either is seen
+    through the other. The graph follows it where the two cover the same memory."""
+    for profile in ("leapp", "full"):
+        trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": SHARED_X.copy()}, outputs=["y"],
+                              profile=profile)
+        assert not [h for h in trace.hazards if h.severity == "error"], trace.hazards
+        fresh = np.array([0.5, 4.0, -1.5])
+        (y,) = trace.nodes["node"](fresh.copy())
+        np.testing.assert_allclose(np.asarray(y), want(fresh))
+        assert trace.probe(seed=0).passed
+
+
+def test_a_view_taken_before_a_write_across_a_crossing_is_baked_and_reported():
+    """A view of the tensor taken before the array was written is stale: the graph cannot follow it, so it is
+    baked, an error at the line that reads it, and the probe catches it."""
+    cell = "a = x * 1\nt = torch.from_numpy(a)\nrow = t[1:]\na += 1\ny = row * 2\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": SHARED_X.copy()}, outputs=["y"])
+    stale = [h for h in trace.hazards if h.line == 5 and h.severity == "error"]
+    assert stale and "shares memory" in stale[0].message and stale[0].graph_nodes
+    assert not trace.probe(seed=0).passed
+
+
+def test_an_in_place_method_with_no_functional_twin_leaves_what_the_graph_is_given_alone(tmp_path):
+    """t.zero_() and t.fill_(v) have no functional Tensor method: recorded on a copy, so the graph never writes
+    into its input (called with an array, it used to zero the caller's array)."""
+    cell = ("t = torch.from_numpy(x)\nkeep = t * 1\nt.fill_(2.5)\nu = keep.clone()\nu.zero_()\n"
+            "y = (keep + t + u).numpy()\n")
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": SHARED_X.copy()}, outputs=["y"])
+    assert all(h.severity != "error" for h in trace.hazards)
+    given = np.array([4.0, 5.0, 6.0])
+    (y,) = trace.nodes["node"](given)
+    np.testing.assert_array_equal(given, [4.0, 5.0, 6.0])
+    np.testing.assert_allclose(y, given + 2.5)
+    assert {n.target for n in trace.nodes["node"].graph.graph.nodes if n.op == "call_function"} >= {
+        ln.tracing.torch_impl.on_copy}
+    written = trace.export(tmp_path, formats=("jit", "pt2", "onnx"))
+    assert {p.suffix for p in written} >= {".pt", ".pt2", ".onnx"}
+
+
+def test_a_traced_numpy_scalar_reaches_torch_as_the_number_it_stands_for():
+    """x[0] and np.sum(x) are NumPy scalars, which torch takes as numbers; the tracer holds them as 0-d arrays,
+    which torch's argument parser refused before the recorder saw the call (the trace ended with a TypeError)."""
+    cell = "t = torch.from_numpy(x * 1)\nt.mul_(x[0])\ny = t * np.sum(x) + x[1] * t\n"
+    ns = {"np": np, "torch": torch}
+    leapp = ln.trace_cell(cell, ns, inputs={"x": SHARED_X.copy()}, outputs=["y"])
+    assert {(h.kind, h.line) for h in leapp.hazards if h.severity == "error"} >= {("broken-chain", 2),
+                                                                                  ("broken-chain", 3)}
+    full = ln.trace_cell(cell, ns, inputs={"x": SHARED_X.copy()}, outputs=["y"], profile="full")
+    assert all(h.severity != "error" for h in full.hazards)
+    assert any(h.kind == "numpy-scalar" and h.line == 3 and "float64(6.0)" not in h.message for h in full.hazards)
+    assert full.probe(seed=0).passed
+
+
+def test_a_torch_operator_that_declines_gives_python_the_other_operand():
+    """t | np.bool_(True): torch's operator returns NotImplemented; the trace runs what Python runs next, as the
+    eager cell does, instead of recording NotImplemented as a Python value."""
+    cell = "t = torch.from_numpy(x > 0)\ns = np.any(x)\ny = t | s\n"
+    ns = {"np": np, "torch": torch}
+    x = SHARED_X.copy()
+    eager: dict = dict(ns, x=x)
+    try:
+        exec(cell, eager)  # noqa: S102 - the test's own cell
+        outcome = type(eager["y"])
+    except Exception as exc:  # noqa: BLE001 - whatever NumPy and torch make of it, the trace must agree
+        outcome = type(exc)
+    try:
+        trace = ln.trace_cell(cell, ns, inputs={"x": x}, outputs=["y"], profile="full")
+    except ln.CellError as exc:
+        assert outcome.__name__ in str(exc)
+    else:
+        assert not any("NotImplemented" in h.message for h in trace.hazards)

@@ -37,6 +37,16 @@ def test_no_traced_array_is_left_in_the_namespace():
     np.testing.assert_allclose(ns["y"], X * 2)
 
 
+def test_numpy_scalars_the_cell_made_stay_numpy_scalars_in_the_namespace():
+    """The tracer holds a NumPy scalar as a 0-d array while the cell runs; the namespace gets the scalar back."""
+    ns = {"np": np, "x": X}
+    ln.trace_cell("s = np.sum(x)\nfirst = x[0]\nboth = [s, (first,)]\ny = x * s", ns, inputs=["x"], outputs=["y"])
+    for value, kind in ((ns["s"], np.float32), (ns["first"], np.float32), (ns["both"][0], np.float32),
+                        (ns["both"][1][0], np.float32)):
+        assert type(value) is kind
+    assert ns["s"] == X.sum() and type(ns["y"]) is np.ndarray
+
+
 def test_cell_error_carries_the_cell_line_and_chains_the_original():
     source = "a = x * 2\nb = a.reshape(3, 3)\ny = b"
     with pytest.raises(ln.CellError) as info:

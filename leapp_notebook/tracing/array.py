@@ -153,6 +153,17 @@ class TracedArray(np.ndarray):
             self._lp.plain = None
         _session.modified_in_place(self, name, cause="attribute-assigned")
 
+    # ---------------------------------------------------------------- torch
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        """Torch given a traced array (``t * x[0]``, ``t.mul_(np.sum(x))``). Having this method is what lets the
+        call reach the tracer's recorder at all: torch's argument parser refuses an ndarray before any mode sees
+        the call. It runs itself only where no recorder takes the call (outside a trace, or the recorder's own
+        eager call), on what the cell would have given torch: a NumPy scalar the tracer holds as a marked 0-d
+        array as that scalar, which torch takes as a number; any other array as a plain ndarray, which torch
+        refuses as it would."""
+        return func(*_for_torch(args), **(_for_torch(kwargs) if kwargs else {}))
+
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         sess = _session.ACTIVE
@@ -530,6 +541,18 @@ class TracedArray(np.ndarray):
 
     def __deepcopy__(self, memo: Any) -> np.ndarray:
         return self.view(np.ndarray).copy()
+
+
+def _for_torch(value: Any) -> Any:
+    """``value`` as the cell's own code would hand it to torch (``TracedArray.__torch_function__``)."""
+    kind = type(value)
+    if kind is TracedArray:
+        return value.view(np.ndarray)[()] if getattr(value, "_scalar", False) else value.view(np.ndarray)
+    if kind is list or kind is tuple:
+        return kind(_for_torch(v) for v in value)
+    if kind is dict:
+        return {k: _for_torch(v) for k, v in value.items()}
+    return value
 
 
 def _in_place(method: str, operation: Any) -> Any:

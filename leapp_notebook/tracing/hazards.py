@@ -82,9 +82,11 @@ CAUSES: dict[str, Cause] = {
     "tainted-plain": Cause("untraced-call", "a plain array that received traced data ({origin}) is used here: "
                            "it is baked as constant {const}."),
     "stale-view": Cause("untraced-call", "{target} shares memory with a value written in place after it was "
-                        "taken (a view, or the base of a written view): the eager value changed, the recorded one "
-                        "did not, so its trace-time value is baked as constant {const}.",
-                        "take the view after the write, or copy before writing (x = x.copy(), t = t.clone())"),
+                        "taken (a view, the base of a written view, or a view across torch.from_numpy / .numpy()): "
+                        "the eager value changed, the recorded one did not, so its trace-time value is baked as "
+                        "constant {const}.",
+                        "take the view after the write, or copy before writing (x = x.copy(), t = t.clone(), "
+                        "torch.tensor(x) instead of torch.from_numpy(x))"),
     "other-node": Cause("untraced-call", "a value traced in node '{producer}', used in node '{node}' without "
                         "input_tensors: it is baked as constant {const}."),
     "lost-used": Cause("untraced-call", "an array {origin} is used: it is baked as constant {const}{at}."),
@@ -226,9 +228,10 @@ SPLIT_FIX = ("split the node: call annotate.output_tensors(...) with the values 
 
 def fix_for(kind: str, *, line: int | None, code: str, name: str = "", profile: str = "leapp",
             recorded_by_full: bool = False) -> str:
-    """The fix text for one hazard at one line."""
+    """The fix text for one hazard at one line (``line`` None: a hazard of no cell line, an output given to
+    ``trace_cell``, say: the text names none)."""
     code = code.strip()
-    where = f"line {line}" if line is not None else "this line"
+    split = SPLIT_FIX.format(line=line) if line is not None else SPLIT_FIX.replace("line {line}", "that value")
     if kind == "untraced-call":
         rewrite = REWRITES.get(name)
         parts = []
@@ -236,10 +239,13 @@ def fix_for(kind: str, *, line: int | None, code: str, name: str = "", profile: 
             parts.append(f"rewrite {name} in traced operations: {rewrite}")
         if recorded_by_full and profile == "leapp":
             parts.append(f"trace with profile='full' to record {name} here (LEAPP 0.7.2 itself will still bake it)")
-        parts.append(SPLIT_FIX.format(line=line))
-        return f"At {where} (`{code}`): " + "; or ".join(parts) + "."
-    template = CATALOGUE[kind].fix  # KeyError for an unknown kind
-    return f"At {where} (`{code}`): " + template.format(split=SPLIT_FIX.format(line=line), name=name or "it") + "."
+        parts.append(split)
+        text = "; or ".join(parts) + "."
+    else:
+        text = CATALOGUE[kind].fix.format(split=split, name=name or "it") + "."  # KeyError for an unknown kind
+    if line is None:
+        return text[:1].upper() + text[1:]
+    return f"At line {line} (`{code}`): {text}" if code else f"At line {line}: {text}"
 
 
 def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | None, graph_nodes: list[str], *,

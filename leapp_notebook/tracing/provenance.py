@@ -147,6 +147,8 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
     if kind in _SCALARS:
         return value
     if isinstance(value, np.ndarray):
+        if in_place and getattr(value, "_scalar", False):  # the NumPy scalar the cell made, as NumPy made it
+            return value.view(np.ndarray)[()]
         return value.view(np.ndarray) if kind is not np.ndarray else value
     if isinstance(value, torch.Tensor):
         if in_place and "_lp" in getattr(value, "__dict__", ()):

@@ -22,7 +22,7 @@ import torch.fx
 
 from . import leapp_defects, ops, replay
 from .builder import NodeBuilder
-from .dtypes import dtype_name
+from .dtypes import dtype_name, numpy_dtype
 from .facts import KEY, facts
 from .provenance import (
     Pending,
@@ -61,6 +61,38 @@ def active() -> "Session | None":
     return sess
 
 
+# around the tracer's own reads of a tensor (its address, strides, storage), which the recorder would otherwise see
+_OWN_READS = torch._C.DisableTorchFunction
+
+
+class SharedMemory:
+    """One block of memory that arrays and tensors of a trace share across crossings: the arrays that own parts of
+    it as NumPy sees it (kept alive with the trace, so their ids stay theirs), the tensors' storage addresses, and
+    the traced arrays and tensors made at the crossings (``Session.link``)."""
+
+    __slots__ = ("owners", "storages", "arrays", "tensors")
+
+    def __init__(self) -> None:
+        self.owners: dict[int, np.ndarray] = {}
+        self.storages: set[int] = set()
+        self.arrays: list[Any] = []
+        self.tensors: list[torch.Tensor] = []
+
+    def add(self, owner: np.ndarray, address: int, array: Any, tensor: torch.Tensor) -> None:
+        self.owners[id(owner)] = owner
+        self.storages.add(address)
+        if not any(a is array for a in self.arrays):
+            self.arrays.append(array)
+        if not any(t is tensor for t in self.tensors):
+            self.tensors.append(tensor)
+
+    def merge(self, other: SharedMemory) -> None:
+        self.owners.update(other.owners)
+        self.storages |= other.storages
+        self.arrays += [a for a in other.arrays if not any(a is b for b in self.arrays)]
+        self.tensors += [t for t in other.tensors if not any(t is u for u in self.tensors)]
+
+
 class Session:
     """One running trace of one cell."""
 
@@ -85,6 +117,12 @@ class Session:
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
+        # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
+        # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
+        # owns its memory as NumPy sees it, though x does too) and by each tensor's storage address. A write on
+        # one side makes what the other side holds stale (``bump``, ``shared_write``).
+        self.shared: dict[int, SharedMemory] = {}
+        self.shared_storage: dict[int, SharedMemory] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -92,7 +130,90 @@ class Session:
         key = id(root(array))
         version = self.versions.get(key, 0) + 1
         self.versions[key] = version
+        if self.shared and key in self.shared:
+            self._written(self.shared[key], key, None)
         return version
+
+    def link(self, array: Any, tensor: torch.Tensor) -> None:
+        """``array`` (a traced array) and ``tensor`` were made one from the other at a crossing; when they share
+        memory, a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
+        stale value takes the other's where it covers the same memory (:meth:`_shared_value`)."""
+        with _OWN_READS():
+            self._link(array, tensor)
+
+    def _link(self, array: Any, tensor: torch.Tensor) -> None:
+        if tensor.device.type != "cpu" or tensor.is_inference() or array.size == 0:
+            return
+        plain_array = array.view(np.ndarray)
+        try:
+            other = tensor.detach().numpy()
+        except (RuntimeError, TypeError):  # a dtype NumPy has not (bfloat16): no memory shared with an array
+            return
+        if not np.may_share_memory(plain_array, other):
+            return
+        owner = root(plain_array)
+        address = tensor.untyped_storage().data_ptr()
+        memory = self.shared.get(id(owner))
+        known = self.shared_storage.get(address)
+        if memory is None:
+            memory = known if known is not None else SharedMemory()
+        elif known is not None and known is not memory:  # one block reached from two owners: one memory
+            memory.merge(known)
+            for key in known.owners:
+                self.shared[key] = memory
+            for key in known.storages:
+                self.shared_storage[key] = memory
+        memory.add(owner, address, array, tensor)
+        self.shared[id(owner)] = memory
+        self.shared_storage[address] = memory
+
+    def shared_write(self, tensor: torch.Tensor) -> None:
+        """``tensor`` was written in place (before it takes its new node): arrays sharing its memory, and the other
+        tensors made on it, hold values the graph has not. They are stale (``Session.graph_value`` bakes them, with
+        a hazard) unless they cover exactly the memory of a current value on the other side (``_shared_value``)."""
+        with _OWN_READS():
+            memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
+        if memory is not None:
+            self._written(memory, None, tensor)
+
+    def _written(self, memory: SharedMemory, counted: int | None, written: Any) -> None:
+        """A write into ``memory``: every owner's write count moves (but ``counted``'s, moved already), and every
+        tensor's (so their views', which share them) but ``written``'s."""
+        for key in memory.owners:
+            if key != counted:
+                self.versions[key] = self.versions.get(key, 0) + 1
+        for tensor in memory.tensors:
+            if tensor is not written:
+                try:
+                    torch.autograd.graph.increment_version(tensor)
+                except RuntimeError:  # an inference tensor keeps no counter (and cannot share a writable array)
+                    pass
+
+    def _shared_value(self, builder: NodeBuilder, value: Any, is_tensor: bool) -> Any:
+        """The node of a current value on the other side of a crossing that covers exactly ``value``'s memory (the
+        same start, shape, strides and dtype), for a stale ``value``; None when there is none. ``value`` takes that
+        node and the current write count."""
+        if is_tensor:
+            memory = self.shared_storage.get(value.untyped_storage().data_ptr())
+        else:
+            memory = self.shared.get(id(root(value)))
+        if memory is None:
+            return None
+        for other in memory.arrays if is_tensor else memory.tensors:
+            array, tensor = (other, value) if is_tensor else (value, other)
+            prov = getattr(other, "_lp", None)
+            if prov is None or prov.builder is not builder or prov._node is None or prov.lost is not None \
+                    or prov.version != (self.versions.get(id(root(other)), 0) if is_tensor else tensor_version(other)):
+                continue
+            if array.__array_interface__["data"][0] != tensor.data_ptr() or array.shape != tuple(tensor.shape) \
+                    or array.dtype != numpy_dtype(tensor.dtype) \
+                    or array.strides != tuple(step * array.itemsize for step in tensor.stride()):
+                continue
+            node = prov.node
+            value._lp = Provenance(builder, node, tensor_version(value) if is_tensor
+                                   else self.versions.get(id(root(value)), 0))
+            return node
+        return None
 
     # -------------------------------------------------------------- helpers
     def runs_last(self, line: int | None, helper: str | None) -> bool:
@@ -199,6 +320,11 @@ class Session:
                 current = self.versions.get(id(root(value)), 0) if self.versions else 0
             if prov.version == current:
                 return prov.node
+            if self.shared:
+                with _OWN_READS():  # the tensors' addresses and strides, not recorded
+                    node = self._shared_value(builder, value, is_tensor)
+                if node is not None:
+                    return node
             node = builder.const(eager, baked=True, origin="view of an array written through another view",
                                  line=line, source_nodes=[prov.node.name], helper=helper)
             builder.report("stale-view", line, [node.name], pending_reach=True, const=node.name,
@@ -441,7 +567,7 @@ class Session:
         for value in params.values():
             if isinstance(value, np.generic) and not isinstance(value, np.bool_):
                 builder.report("numpy-scalar-operand", line, [], location=location,
-                               scalar=f"{type(value).__name__}({value!r})", call=name,
+                               scalar=f"{type(value).__name__}({value.item()!r})", call=name,
                                recorded=". Recorded here with NumPy's dtype." if self.profile == "full" else ".")
                 return
 

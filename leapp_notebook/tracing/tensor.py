@@ -79,7 +79,13 @@ def _name(func: Any) -> str:
 
 
 def _is_method(func: Any, name: str) -> bool:
-    return getattr(torch.Tensor, name, None) is func
+    """Whether ``func`` is the Tensor method ``name``: the method itself, or the Python wrapper torch/_tensor.py
+    puts in front of some of them (``t ** u`` reaches the recorder as ``TensorBase.pow`` of that module, a
+    function the graph's generated code could not name)."""
+    if getattr(torch.Tensor, name, None) is func:
+        return True
+    return getattr(func, "__module__", None) == "torch._tensor" and hasattr(torch.Tensor, name) \
+        and getattr(func, "__qualname__", "").partition(".")[0] in ("Tensor", "TensorBase")
 
 
 _DISPLAY: dict[Any, str] = {}  # per torch callable: a torch call asks for it up to three times
@@ -118,8 +124,8 @@ class TorchRecorder(TorchFunctionMode):
         name = _name(func)
         if name == "__get__":
             return _attribute(sess, func, args)
-        if name in _METADATA_METHODS:
-            return func(*args, **kwargs)
+        if name in _METADATA_METHODS and (name != "type" or len(args) == 1 and not kwargs):
+            return func(*args, **kwargs)  # t.type() names the type; t.type(torch.float64) converts: recorded
         builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
         if builder is None:
             return _untraced_call(sess, func, name, args, kwargs)
@@ -239,9 +245,16 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
+    if any(type(a) is sess.array_type for a in args) or kwargs and any(type(v) is sess.array_type
+                                                                        for v in kwargs.values()):
+        _as_numbers(sess, builder, args, kwargs, graph_args, graph_kwargs, line, location, helper)
     result = func(*args, **kwargs)
+    if result is NotImplemented:  # an operator declining (``t | np.bool_(True)``): Python asks the other operand
+        return result
     if plan.swap:  # __radd__: other + self
         graph_args[0], graph_args[1] = graph_args[1], graph_args[0]
+    elif plan.target is torch_impl.on_copy:
+        graph_args.insert(1, name)
     if name == "__iter__":
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
     node = builder.emit(plan.op, plan.target, tuple(graph_args), graph_kwargs, line=line, numpy=shown,
@@ -263,13 +276,39 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     return _unrecorded(sess, builder, shown, result, line, location, helper, sources)
 
 
+def _as_numbers(sess: Any, builder: Any, args: tuple[Any, ...], kwargs: dict[str, Any], graph_args: list[Any],
+                graph_kwargs: dict[str, Any], line: int | None, location: str | None, helper: str | None) -> None:
+    """Traced NumPy scalars among a torch call's arguments (``t * x[0]``, ``t.clamp(min=np.min(x))``; the tracer
+    holds one as a marked 0-d array): torch takes a NumPy scalar as a Python number, which does not decide the
+    result's dtype within its kind, where the graph's 0-d tensor would (``t16 * np.float64(2)`` is float16, a
+    float16 tensor times a 0-d float64 one float64 when both are 0-d; a bool tensor times a float16 scalar is
+    float32). Its graph value is cast to the dtype torch gives the call's first tensor and that number."""
+    other = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    if other is None:
+        return
+    for values, graph_values in ((dict(enumerate(args)), graph_args), (kwargs, graph_kwargs)):
+        for key, value in values.items():
+            node = graph_values[key]
+            if type(value) is not sess.array_type or not getattr(value, "_scalar", False) \
+                    or not isinstance(node, torch.fx.Node):
+                continue
+            number = value.view(np.ndarray)[()].item()
+            want = torch.result_type(other, number)
+            if want != torch.from_numpy(value.view(np.ndarray)).dtype:
+                graph_values[key] = builder.emit("call_method", "to", (node, want), line=line,
+                                                 numpy="a NumPy scalar as torch takes it", location=location,
+                                                 helper=helper)
+
+
 def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...], kwargs: dict[str, Any],
                        nodes: list[str], line: int | None, location: str | None) -> None:
     """What LEAPP 0.7.2 would get wrong about a torch call recorded faithfully here (an error in ``leapp``)."""
     for value in args:
+        if isinstance(value, np.ndarray) and getattr(value, "_scalar", False):
+            value = value.view(np.ndarray)[()]  # a NumPy scalar the tracer holds as a marked 0-d array
         if isinstance(value, np.generic) and not isinstance(value, np.bool_):
             builder.report("numpy-scalar-on-tensor", line, [], location=location, call=what,
-                           scalar=f"{type(value).__name__}({value!r})")
+                           scalar=f"{type(value).__name__}({value.item()!r})")
             break
     finding = leapp_defects.find_torch(what, args, kwargs)
     if finding is not None:
@@ -294,6 +333,7 @@ def _target(func: Any, name: str, method: bool, in_place: bool) -> tuple[str, An
                 return "call_function", torch_impl.copy_into, False
             if hasattr(torch.Tensor, functional):
                 return "call_method", functional, False
+            return "call_function", torch_impl.on_copy, False  # ``_record`` passes the method's name
         return "call_method", name, False
     return "call_function", func, False
 
@@ -317,6 +357,8 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
     if prov is not None and prov.node is not None and prov.node.op == "placeholder":
         builder.report("input-written", line, [node.name], location=location, severity="warning",
                        input=prov.node.name)
+    if sess.shared_storage:
+        sess.shared_write(target)
     return sess.wrap(builder, target, node)
 
 
@@ -392,6 +434,7 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
                             location=location, helper=helper)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (tensor,), traced)
+    sess.link(traced, tensor)
     return traced
 
 
@@ -413,6 +456,8 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
     _leapp_portability(sess, builder, what, (value,), {"dtype": dtype}, [node.name], line, location)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (value,), traced)
+    if isinstance(value, np.ndarray):
+        sess.link(value, traced)
     return traced
 
 

@@ -54,3 +54,9 @@ def setitem(x: torch.Tensor, key: object, value: torch.Tensor | float) -> torch.
 def copy_into(x: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     """``x.copy_(src)`` as a value: ``src`` broadcast to ``x``'s shape, in ``x``'s dtype."""
     return src.to(x.dtype).expand_as(x).clone()
+
+
+def on_copy(x: torch.Tensor, method: str, *args: object, **kwargs: object) -> torch.Tensor:
+    """An in-place Tensor method with no functional twin (``x.zero_()``, ``x.fill_(v)``) as a value: run on a copy,
+    so the graph never writes into a tensor it was given."""
+    return getattr(x.clone(), method)(*args, **kwargs)

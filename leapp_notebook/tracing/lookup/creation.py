@@ -98,8 +98,12 @@ def build_imag(ctx: BuildContext) -> Any:
 
 @reads("a dtype")
 def build_asarray(ctx: BuildContext) -> Any:
+    """np.asarray / np.array / np.ascontiguousarray of an array: a copy in the dtype asked for, in the result's
+    shape (np.ascontiguousarray gives a 0-d array one axis)."""
     want = ctx.static("dtype")
-    return ctx.call(torch.clone, ctx.tensor("a", None if want is None else np.dtype(want)))
+    node = ctx.call(torch.clone, ctx.tensor("a", None if want is None else np.dtype(want)))
+    shape = np.shape(ctx.result)
+    return node if shape == np.shape(ctx.eager["a"]) else ctx.call(torch.reshape, node, shape)
 
 
 @reads("object dtype")
