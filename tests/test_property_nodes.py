@@ -38,8 +38,10 @@ OBJECTS: dict[str, Any] = {
 
 INTO_TORCH = ["torch.from_numpy({v})", "torch.as_tensor({v})", "torch.tensor({v})",
               "torch.from_numpy(np.ascontiguousarray({v}))", "torch.as_tensor({v}, dtype=torch.float32)",
-              "torch.as_tensor({v}).float()"]
-INTO_NUMPY = ["{v}.numpy()", "np.asarray({v})", "{v}.detach().numpy()", "{v}.numpy().astype(np.float64)"]
+              "torch.as_tensor({v}).float()", "torch.tensor([np.sum({v}), np.prod({v})])",
+              "torch.as_tensor(np.sum({v}, axis=-1) * 2.0)"]
+INTO_NUMPY = ["{v}.numpy()", "np.asarray({v})", "{v}.detach().numpy()", "{v}.numpy().astype(np.float64)",
+              "{v}.cpu().numpy()", "np.asarray({v}, dtype=np.float32)", "np.array({v})"]
 T_UNARY = ["torch.tanh", "torch.relu", "torch.abs", "torch.neg", "torch.sqrt", "torch.exp", "torch.sign",
            "torch.floor", "torch.sigmoid", "torch.square", "torch.logical_not", "torch.isnan", "torch.round",
            "torch.log1p", "torch.reciprocal", "torch.bitwise_not", "F.relu", "F.silu", "torch.trunc", "torch.sin"]
@@ -79,13 +81,15 @@ SHARED = ["torch.from_numpy({v}); t{i}.add_({r}); t{i} = {v} * 1",
 
 @st.composite
 def nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
-    """A whole node's program (source text) and its inputs' (shape, dtype): inputs are NumPy arrays."""
+    """A whole node's program (source text) and its inputs' (shape, dtype): a NumPy array, or a tensor (a dtype
+    ``torch.<name>``) one time in four."""
     shape = draw(st.sampled_from(SHAPES))
-    inputs = {"x": (shape, draw(st.sampled_from(DTYPES)))}
+    kind = st.sampled_from(["", "", "", "torch."])
+    inputs = {"x": (shape, draw(kind) + draw(st.sampled_from(DTYPES)))}
     if draw(st.booleans()):
         other = draw(st.sampled_from([shape, shape[-1:], (), (1,) + shape[1:] if shape else ()]))
-        inputs["w"] = (tuple(other), draw(st.sampled_from(DTYPES)))
-    kinds = {name: "np" for name in inputs}
+        inputs["w"] = (tuple(other), draw(kind) + draw(st.sampled_from(DTYPES)))
+    kinds = {name: "torch" if dtype.startswith("torch.") else "np" for name, (_, dtype) in inputs.items()}
     lines = []
     for i in range(draw(st.integers(1, 5))):
         names = list(kinds)
@@ -132,6 +136,9 @@ def nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
             break  # a masked selection's data-dependent length ends the program (test_property_programs.py)
     if len(lines) > 1 and draw(st.booleans()):
         lines = ["for _step in range(3):", *[f"    {line}" for line in lines]]
+    if draw(st.integers(0, 3)) == 0:  # a policy's call site: under no_grad (or inference_mode)
+        block = draw(st.sampled_from(["torch.no_grad()", "torch.inference_mode()"]))
+        lines = [f"with {block}:", *[f"    {line}" for line in lines]]
     lines.append(f"y = t{len(kinds) - len(inputs) - 1}")
     return "\n".join(lines), inputs
 
@@ -168,6 +175,11 @@ def test_random_node_graph_equals_the_eager_run_or_is_reported(program: tuple[st
     # x.zero_() was recorded as itself: the graph zeroed the array it was called with
     ("t0 = np.maximum(x, x)\nt1 = torch.from_numpy(x); t1.zero_(); t1 = x * 1\nt2 = np.maximum(x, t0)\ny = t2",
      {"x": ((), "bool")}),
+    # a NumPy scalar times a tensor: torch takes the scalar as a number (a float16 one does not make the product
+    # float16); the graph multiplied by a 0-d float16 tensor
+    ("t0 = torch.from_numpy(x)\nt1 = np.tanh(x) * t0\ny = t1", {"x": ((), "bool")}),
+    # NumPy scalars in a list given to torch.tensor: torch refused the 0-d arrays the tracer holds them in
+    ("t0 = torch.tensor([np.sum(x), np.prod(x)])\ny = t0 * 2", {"x": ((3,), "int8")}),
     # np.ascontiguousarray gives a 0-d array one axis; the graph kept it 0-d
     ("t2 = torch.from_numpy(np.ascontiguousarray(x))\nt3 = torch.as_tensor(x).float()\ny = t2 * t3",
      {"x": ((), "float32")}),

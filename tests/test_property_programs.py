@@ -66,7 +66,10 @@ NUMBERS = ["2", "1.5", "True", "-3", "0.0", "-0.0", "1.0", "-1.0", "0", "1", "-0
 CASTS = ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]
 
 
-def _draw_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+def _draw_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> Any:
+    """An input of ``shape`` and ``dtype`` (``torch.<dtype>``: a tensor of it, drawn as the array is)."""
+    if dtype.startswith("torch."):
+        return torch.from_numpy(np.ascontiguousarray(_draw_array(rng, shape, dtype[len("torch."):])))
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)  # a 0-d array, not a NumPy scalar
@@ -142,11 +145,15 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
 
 
 def _run(source: str, inputs: dict[str, np.ndarray], objects: dict[str, Any] | None = None) -> Any:
-    namespace: dict[str, Any] = {"np": np, **(objects or {}), **{k: v.copy() for k, v in inputs.items()}}
+    namespace: dict[str, Any] = {"np": np, **(objects or {}), **{k: _copy(v) for k, v in inputs.items()}}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         exec(source, namespace)
     return _as_array(namespace["y"])
+
+
+def _copy(value: Any) -> Any:
+    return value.clone() if isinstance(value, torch.Tensor) else value.copy()
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -166,7 +173,7 @@ _TOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-9}
 def _tolerance(source: str, inputs: dict[str, np.ndarray]) -> float:
     """rtol for the least precise float the program may compute in: its inputs' dtypes and its casts (a float32
     ulp of arctan2 still shows after ``x + t`` promotes to float64)."""
-    kinds = [_PRECISION.get(a.dtype.name, "float64") for a in inputs.values()]
+    kinds = [_PRECISION.get(_as_array(a).dtype.name, "float64") for a in inputs.values()]
     kinds += [_PRECISION[name] for name in _PRECISION if f"np.{name})" in source]
     return max(_TOL[k] for k in kinds) if kinds else _TOL["float64"]
 
@@ -202,7 +209,8 @@ def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], see
     for run in ("first trace", "re-trace"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            trace = ln.trace_cell(source, {"np": np, **(objects or {})}, inputs=trace_inputs, outputs=["y"],
+            trace = ln.trace_cell(source, {"np": np, **(objects or {})},
+                                  inputs={k: _copy(v) for k, v in trace_inputs.items()}, outputs=["y"],
                                   profile=profile)
         errors = [h for h in trace.hazards if h.severity == "error"]
         if errors:

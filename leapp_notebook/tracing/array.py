@@ -162,7 +162,7 @@ class TracedArray(np.ndarray):
         eager call), on what the cell would have given torch: a NumPy scalar the tracer holds as a marked 0-d
         array as that scalar, which torch takes as a number; any other array as a plain ndarray, which torch
         refuses as it would."""
-        return func(*_for_torch(args), **(_for_torch(kwargs) if kwargs else {}))
+        return func(*plain(args, scalars=True), **{k: plain(v, scalars=True) for k, v in (kwargs or {}).items()})
 
     # ---------------------------------------------------------------- NumPy protocols
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -541,18 +541,6 @@ class TracedArray(np.ndarray):
 
     def __deepcopy__(self, memo: Any) -> np.ndarray:
         return self.view(np.ndarray).copy()
-
-
-def _for_torch(value: Any) -> Any:
-    """``value`` as the cell's own code would hand it to torch (``TracedArray.__torch_function__``)."""
-    kind = type(value)
-    if kind is TracedArray:
-        return value.view(np.ndarray)[()] if getattr(value, "_scalar", False) else value.view(np.ndarray)
-    if kind is list or kind is tuple:
-        return kind(_for_torch(v) for v in value)
-    if kind is dict:
-        return {k: _for_torch(v) for k, v in value.items()}
-    return value
 
 
 def _in_place(method: str, operation: Any) -> Any:

@@ -137,17 +137,19 @@ def has_traced(values: Iterable[Any]) -> bool:
     return next(iter_traced(values), None) is not None
 
 
-def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
+def plain(value: Any, *, depth: int = 16, in_place: bool = False, scalars: bool = False) -> Any:
     """The value without tracing: traced arrays become plain ndarrays, in lists and tuples ``depth`` levels deep.
 
     With ``in_place`` (cleaning a namespace after a trace) dicts and lists are changed in place, so other
-    references to them see plain values too, and tensors lose their provenance.
+    references to them see plain values too, and tensors lose their provenance. With ``scalars`` (and with
+    ``in_place``) a NumPy scalar the tracer holds as a marked 0-d array is that scalar again (what torch is given:
+    it takes a NumPy scalar as a number, and refuses a 0-d array in a list).
     """
     kind = type(value)
     if kind in _SCALARS:
         return value
     if isinstance(value, np.ndarray):
-        if in_place and getattr(value, "_scalar", False):  # the NumPy scalar the cell made, as NumPy made it
+        if (in_place or scalars) and getattr(value, "_scalar", False):  # the NumPy scalar the cell made
             return value.view(np.ndarray)[()]
         return value.view(np.ndarray) if kind is not np.ndarray else value
     if isinstance(value, torch.Tensor):
@@ -160,7 +162,7 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False) -> Any:
         for item in value:  # the same sequence when it holds nothing traced (spelled out: every call passes here)
             item_kind = type(item)
             if item_kind is not np.ndarray and item_kind not in _SCALARS and _needs_plain(item, in_place):
-                return kind([plain(v, depth=depth - 1, in_place=in_place) for v in value])
+                return kind([plain(v, depth=depth - 1, in_place=in_place, scalars=scalars) for v in value])
         return value
     if in_place and isinstance(value, tuple) and hasattr(kind, "_make"):  # a named tuple
         if any(_needs_plain(v, in_place) for v in value):

@@ -478,9 +478,9 @@ def _conversion(name: str) -> Callable[..., Any]:
         sess = _session.active()
         if sess is None or sess.suspended or not isinstance(data, (np.ndarray, list, tuple)) \
                 or builder_of((data,)) is None:
-            return original(plain(data), *args, **kwargs)
+            return original(plain(data, scalars=True), *args, **kwargs)
         with sess.eager():
-            eager = original(plain(data), *args, **kwargs)
+            eager = original(plain(data, scalars=True), *args, **kwargs)
         with _OWN_READS():
             return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
 
