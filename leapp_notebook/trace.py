@@ -134,7 +134,9 @@ def _conversion(name: str) -> Callable[..., Any]:
             return sess.record(obj._lp.builder, row, f"np.{name}", {"a": obj, "dtype": dtype},
                                {"a": obj.view(np.ndarray), "dtype": dtype}, result)
         if isinstance(obj, torch.Tensor) and getattr(obj, "_lp", None) is not None:
-            return _tensor.to_numpy(sess, obj, f"np.{name}", dtype)
+            with sess.eager(), torch._C.DisableTorchFunction():
+                eager = original(obj, *args, **kwargs)  # np.array copies, np.asarray shares: as NumPy does
+            return _tensor.to_numpy(sess, obj, f"np.{name}", dtype, eager=eager)
         if type(obj) in (list, tuple):
             builder = builder_of(obj)
             if builder is not None:

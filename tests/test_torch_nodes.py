@@ -395,7 +395,11 @@ SHARED_X = np.array([1.0, -2.0, 3.0])
     ("a = x * 1\nt = torch.from_numpy(a)\na *= 3\ny = (t + 1).numpy()", lambda x: x * 3 + 1),
     ("t = torch.from_numpy(x * 1)\na = t.numpy()\na[1] = 0.5\ny = (t * 2).numpy()",
      lambda x: np.r_[x[0], 0.5, x[2:]] * 2),
+    # np.array(t) copies (the tracer gave the cell a view of t's memory: the write changed t under the trace)
+    ("t = torch.from_numpy(x * 1)\na = np.array(t)\na += 1\ny = (t * 1).numpy() + a", lambda x: x + x + 1),
+    ("a = x * 1\nt = torch.tensor(a)\nt += 1\ny = a * 1", lambda x: x),
 ])
+@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy:DeprecationWarning")  # torch's
 def test_a_write_through_one_side_of_a_crossing_is_seen_on_the_other(cell, want):
     """torch.from_numpy, torch.as_tensor and t.numpy() share memory: eager, a write through either is seen
     through the other. The graph follows it where the two cover the same memory."""

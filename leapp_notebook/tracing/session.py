@@ -68,29 +68,27 @@ _OWN_READS = torch._C.DisableTorchFunction
 class SharedMemory:
     """One block of memory that arrays and tensors of a trace share across crossings: the arrays that own parts of
     it as NumPy sees it (kept alive with the trace, so their ids stay theirs), the tensors' storage addresses, and
-    the traced arrays and tensors made at the crossings (``Session.link``)."""
+    the traced arrays and tensors made at the crossings, by id (``Session._settle``)."""
 
     __slots__ = ("owners", "storages", "arrays", "tensors")
 
     def __init__(self) -> None:
         self.owners: dict[int, np.ndarray] = {}
         self.storages: set[int] = set()
-        self.arrays: list[Any] = []
-        self.tensors: list[torch.Tensor] = []
+        self.arrays: dict[int, Any] = {}
+        self.tensors: dict[int, torch.Tensor] = {}
 
     def add(self, owner: np.ndarray, address: int, array: Any, tensor: torch.Tensor) -> None:
         self.owners[id(owner)] = owner
         self.storages.add(address)
-        if not any(a is array for a in self.arrays):
-            self.arrays.append(array)
-        if not any(t is tensor for t in self.tensors):
-            self.tensors.append(tensor)
+        self.arrays[id(array)] = array
+        self.tensors[id(tensor)] = tensor
 
     def merge(self, other: SharedMemory) -> None:
         self.owners.update(other.owners)
         self.storages |= other.storages
-        self.arrays += [a for a in other.arrays if not any(a is b for b in self.arrays)]
-        self.tensors += [t for t in other.tensors if not any(t is u for u in self.tensors)]
+        self.arrays.update(other.arrays)
+        self.tensors.update(other.tensors)
 
 
 class Session:
@@ -123,6 +121,7 @@ class Session:
         # one side makes what the other side holds stale (``bump``, ``shared_write``).
         self.shared: dict[int, SharedMemory] = {}
         self.shared_storage: dict[int, SharedMemory] = {}
+        self.crossings: list[tuple[Any, torch.Tensor, bool | None]] = []  # not yet in those two (``link``)
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -130,47 +129,58 @@ class Session:
         key = id(root(array))
         version = self.versions.get(key, 0) + 1
         self.versions[key] = version
+        if self.crossings:
+            self._settle()
         if self.shared and key in self.shared:
             self._written(self.shared[key], key, None)
         return version
 
-    def link(self, array: Any, tensor: torch.Tensor) -> None:
-        """``array`` (a traced array) and ``tensor`` were made one from the other at a crossing; when they share
-        memory, a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
-        stale value takes the other's where it covers the same memory (:meth:`_shared_value`)."""
-        with _OWN_READS():
-            self._link(array, tensor)
+    def link(self, array: Any, tensor: torch.Tensor, shares: bool | None = None) -> None:
+        """``array`` (a traced array) and ``tensor`` were made one from the other at a crossing. When they share
+        memory (``shares``: known from the crossing, ``torch.from_numpy`` and ``t.numpy()`` always do; None:
+        looked at), a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
+        stale value takes the other's where it covers the same memory (:meth:`_shared_value`). Kept as it is until
+        a write needs it (:meth:`_settle`): most cells cross without writing."""
+        self.crossings.append((array, tensor, shares))
 
-    def _link(self, array: Any, tensor: torch.Tensor) -> None:
-        if tensor.device.type != "cpu" or tensor.is_inference() or array.size == 0:
-            return
-        plain_array = array.view(np.ndarray)
-        try:
-            other = tensor.detach().numpy()
-        except (RuntimeError, TypeError):  # a dtype NumPy has not (bfloat16): no memory shared with an array
-            return
-        if not np.may_share_memory(plain_array, other):
-            return
-        owner = root(plain_array)
-        address = tensor.untyped_storage().data_ptr()
-        memory = self.shared.get(id(owner))
-        known = self.shared_storage.get(address)
-        if memory is None:
-            memory = known if known is not None else SharedMemory()
-        elif known is not None and known is not memory:  # one block reached from two owners: one memory
-            memory.merge(known)
-            for key in known.owners:
-                self.shared[key] = memory
-            for key in known.storages:
-                self.shared_storage[key] = memory
-        memory.add(owner, address, array, tensor)
-        self.shared[id(owner)] = memory
-        self.shared_storage[address] = memory
+    def _settle(self) -> None:
+        """The crossings made since the last write, into ``shared`` and ``shared_storage``."""
+        crossings = self.crossings[:]
+        self.crossings.clear()
+        with _OWN_READS():
+            for array, tensor, shares in crossings:
+                if tensor.is_inference():
+                    continue
+                plain_array = array.view(np.ndarray)
+                if shares is None:
+                    start = plain_array.__array_interface__["data"][0]
+                    end = start + max(plain_array.nbytes, 1)
+                    if tensor.device.type != "cpu" or not start <= tensor.data_ptr() < end:
+                        continue
+                owner = root(plain_array)
+                address = tensor.untyped_storage().data_ptr()
+                memory = self.shared.get(id(owner))
+                known = self.shared_storage.get(address)
+                if memory is None:
+                    memory = known if known is not None else SharedMemory()
+                elif known is not None and known is not memory:  # one block reached from two owners: one memory
+                    memory.merge(known)
+                    for key in known.owners:
+                        self.shared[key] = memory
+                    for key in known.storages:
+                        self.shared_storage[key] = memory
+                memory.add(owner, address, array, tensor)
+                self.shared[id(owner)] = memory
+                self.shared_storage[address] = memory
 
     def shared_write(self, tensor: torch.Tensor) -> None:
         """``tensor`` was written in place (before it takes its new node): arrays sharing its memory, and the other
         tensors made on it, hold values the graph has not. They are stale (``Session.graph_value`` bakes them, with
         a hazard) unless they cover exactly the memory of a current value on the other side (``_shared_value``)."""
+        if self.crossings:
+            self._settle()
+        if not self.shared_storage:
+            return
         with _OWN_READS():
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
         if memory is not None:
@@ -182,7 +192,7 @@ class Session:
         for key in memory.owners:
             if key != counted:
                 self.versions[key] = self.versions.get(key, 0) + 1
-        for tensor in memory.tensors:
+        for tensor in memory.tensors.values():
             if tensor is not written:
                 try:
                     torch.autograd.graph.increment_version(tensor)
@@ -199,7 +209,7 @@ class Session:
             memory = self.shared.get(id(root(value)))
         if memory is None:
             return None
-        for other in memory.arrays if is_tensor else memory.tensors:
+        for other in (memory.arrays if is_tensor else memory.tensors).values():
             array, tensor = (other, value) if is_tensor else (value, other)
             prov = getattr(other, "_lp", None)
             if prov is None or prov.builder is not builder or prov._node is None or prov.lost is not None \
@@ -320,6 +330,8 @@ class Session:
                 current = self.versions.get(id(root(value)), 0) if self.versions else 0
             if prov.version == current:
                 return prov.node
+            if self.crossings:
+                self._settle()
             if self.shared:
                 with _OWN_READS():  # the tensors' addresses and strides, not recorded
                     node = self._shared_value(builder, value, is_tensor)

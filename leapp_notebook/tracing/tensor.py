@@ -131,7 +131,7 @@ class TorchRecorder(TorchFunctionMode):
             return _untraced_call(sess, func, name, args, kwargs)
         if builder.closed or builder.session is not sess:
             return func(*args, **kwargs)
-        return _record(sess, builder, func, name, args, kwargs)
+        return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
 
 
 def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -211,7 +211,10 @@ def _plan(func: Any, name: str) -> _Plan:
     return plan
 
 
-def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+            arrays: bool = False) -> Any:
+    """Record a torch call on traced data; ``arrays``: traced arrays are among its arguments (torch lists the
+    TracedArray type among the call's overloaded ones)."""
     line, location, helper = sess.where()
     kind = _EXTRACTIONS.get(name)
     if kind is not None:
@@ -245,8 +248,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
-    if any(type(a) is sess.array_type for a in args) or kwargs and any(type(v) is sess.array_type
-                                                                        for v in kwargs.values()):
+    if arrays:
         _as_numbers(sess, builder, args, kwargs, graph_args, graph_kwargs, line, location, helper)
     result = func(*args, **kwargs)
     if result is NotImplemented:  # an operator declining (``t | np.bool_(True)``): Python asks the other operand
@@ -357,7 +359,7 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
     if prov is not None and prov.node is not None and prov.node.op == "placeholder":
         builder.report("input-written", line, [node.name], location=location, severity="warning",
                        input=prov.node.name)
-    if sess.shared_storage:
+    if sess.shared_storage or sess.crossings:
         sess.shared_write(target)
     return sess.wrap(builder, target, node)
 
@@ -434,7 +436,7 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
                             location=location, helper=helper)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (tensor,), traced)
-    sess.link(traced, tensor)
+    sess.link(traced, tensor, shares=True if what == "Tensor.numpy" else None)
     return traced
 
 
@@ -456,8 +458,8 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
     _leapp_portability(sess, builder, what, (value,), {"dtype": dtype}, [node.name], line, location)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (value,), traced)
-    if isinstance(value, np.ndarray):
-        sess.link(value, traced)
+    if isinstance(value, np.ndarray) and what != "torch.tensor":  # torch.tensor copies; from_numpy never does
+        sess.link(value, traced, shares=True if what == "torch.from_numpy" else None)
     return traced
 
 
