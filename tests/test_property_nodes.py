@@ -180,6 +180,12 @@ def test_random_node_graph_equals_the_eager_run_or_is_reported(program: tuple[st
     ("t0 = torch.from_numpy(x)\nt1 = np.tanh(x) * t0\ny = t1", {"x": ((), "bool")}),
     # NumPy scalars in a list given to torch.tensor: torch refused the 0-d arrays the tracer holds them in
     ("t0 = torch.tensor([np.sum(x), np.prod(x)])\ny = t0 * 2", {"x": ((3,), "int8")}),
+    # torch.from_numpy inside torch.inference_mode() makes an inference tensor, which keeps no write counter: the
+    # crossing was not followed either way
+    ("with torch.inference_mode():\n    t0 = torch.from_numpy(w); t0.add_(2); t0 = w * 1\n"
+     "    t3 = torch.from_numpy(w)\ny = t3", {"x": ((), "bool"), "w": ((), "int8")}),
+    ("with torch.inference_mode():\n    a = x * 1\n    t0 = torch.from_numpy(a)\n    a += 5\n    y = t0 * 1",
+     {"x": ((2,), "int8")}),
     # np.ascontiguousarray gives a 0-d array one axis; the graph kept it 0-d
     ("t2 = torch.from_numpy(np.ascontiguousarray(x))\nt3 = torch.as_tensor(x).float()\ny = t2 * t3",
      {"x": ((), "float32")}),

@@ -55,7 +55,10 @@ SHAPE_OPS = ["{v}.reshape(-1)", "{v}.T", "np.flip({v})", "np.expand_dims({v}, 0)
              "np.clip({v}, {lo}, None)", "np.clip({v}, None, {hi})", "np.full_like({v}, {k})",
              "np.round({v}, {d})", "np.nan_to_num({v} / 0.0, nan={k}, posinf={hi}, neginf={lo})",
              "np.maximum({v}, {k}) - np.minimum({v}, {k})",
-             "np.matrix_transpose(np.atleast_2d({v}))", "np.unstack(np.atleast_1d({v}))[0]"]
+             "np.matrix_transpose(np.atleast_2d({v}))", "np.unstack(np.atleast_1d({v}))[0]",
+             "np.pad(np.atleast_1d({v}), 1, constant_values={k})", "np.power({v}, {k})", "np.isclose({v}, {k})",
+             "np.diff(np.atleast_1d({v}))", "np.cumprod({v})", "np.mean({v} > {k})", "np.sum({v} * {k}, axis=-1)",
+             "np.linalg.norm(np.atleast_1d({v}), axis=-1)", "np.abs({v} - {k}) <= {hi}", "np.square({v}) + {k}"]
 INDEXING = ["{v}[::-1]", "{v}[1::2]", "{v}[::-2]", "{v}[..., ::-1]", "{v}[{v} > 0]", "{v}[..., 0]",
             "{v}[np.array([0, -1])]", "{v}[np.array([2, 0, 1, 0]) % max({v}.shape[0], 1)]", "{v}[None]",
             "{v}[-1:]", "{v}[:, ::-1]", "{v}[np.array([True, False, True])]"]

@@ -149,8 +149,6 @@ class Session:
         self.crossings.clear()
         with _OWN_READS():
             for array, tensor, shares in crossings:
-                if tensor.is_inference():
-                    continue
                 plain_array = array.view(np.ndarray)
                 if shares is None:
                     start = plain_array.__array_interface__["data"][0]
@@ -194,10 +192,14 @@ class Session:
                 self.versions[key] = self.versions.get(key, 0) + 1
         for tensor in memory.tensors.values():
             if tensor is not written:
-                try:
+                if not tensor.is_inference():
                     torch.autograd.graph.increment_version(tensor)
-                except RuntimeError:  # an inference tensor keeps no counter (and cannot share a writable array)
-                    pass
+                elif getattr(tensor, "_lp", None) is not None:
+                    # an inference tensor (torch.from_numpy inside torch.inference_mode()) keeps no write counter:
+                    # its own value is marked stale instead (a view of it taken before is not: docs/architecture.md)
+                    prov = tensor._lp
+                    tensor._lp = Provenance(prov.builder, prov._node, -1)
+                    tensor._lp.lost, tensor._lp.line = prov.lost, prov.line
 
     def _shared_value(self, builder: NodeBuilder, value: Any, is_tensor: bool) -> Any:
         """The node of a current value on the other side of a crossing that covers exactly ``value``'s memory (the
