@@ -186,6 +186,9 @@ def test_random_node_graph_equals_the_eager_run_or_is_reported(program: tuple[st
      "    t3 = torch.from_numpy(w)\ny = t3", {"x": ((), "bool"), "w": ((), "int8")}),
     ("with torch.inference_mode():\n    a = x * 1\n    t0 = torch.from_numpy(a)\n    a += 5\n    y = t0 * 1",
      {"x": ((2,), "int8")}),
+    # np.asarray(t, dtype=...) of a 0-d tensor: the tracer sliced the 0-d array for its torch dtype, and raised
+    ("with torch.no_grad():\n    t0 = torch.from_numpy(x)\n    t1 = np.asarray(t0, dtype=np.float32)\ny = t1",
+     {"x": ((), "bool")}),
     # np.ascontiguousarray gives a 0-d array one axis; the graph kept it 0-d
     ("t2 = torch.from_numpy(np.ascontiguousarray(x))\nt3 = torch.as_tensor(x).float()\ny = t2 * t3",
      {"x": ((), "float32")}),

@@ -432,8 +432,8 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != numpy_dtype(tensor.dtype):
-        node = builder.emit("call_method", "to", (node, torch.from_numpy(eager[:0]).dtype), line=line, numpy=what,
-                            location=location, helper=helper)
+        node = builder.emit("call_method", "to", (node, torch.from_numpy(eager.reshape(-1)[:0]).dtype), line=line,
+                            numpy=what, location=location, helper=helper)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (tensor,), traced)
     sess.link(traced, tensor, shares=True if what == "Tensor.numpy" else None)
