@@ -155,7 +155,7 @@ for _func, _torch_fn, _refuses in ((np.max, torch.amax, "out initial where=True"
                                    (np.all, torch.all, "out where=True"), (np.any, torch.any, "out where=True")):
     _fn(_func,             reductions.reduction(_torch_fn, values_only=True), _display(_torch_fn), _refuses)
 _fn(np.ptp,                reductions.build_ptp,                            "torch.amax-amin", "out")
-_fn(np.median,             reductions.quantile(None),                       "torch.quantile",
+_fn(np.median,             reductions.quantile(None),                       "torch.sort (middle values)",
     "out overwrite_input=False")
 _fn(np.quantile,           reductions.quantile(1.0),                        "torch.quantile",
     "out overwrite_input=False weights")

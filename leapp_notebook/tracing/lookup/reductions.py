@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -154,6 +155,11 @@ def quantile(scale: float | None) -> Callable[[BuildContext], Any]:
         if arr.ndim == 0:
             x = ctx.call(torch.reshape, x, (1,))
             dims = None
+        count = arr.size if dims is None else int(np.prod([arr.shape[d] for d in dims]))
+        if scale is None and count > 0:
+            flat = ctx.call(torch.reshape, x, (-1,)) if dims is None else _merge_dims(ctx, x, dims, arr.ndim)
+            node = _median(ctx, flat, count)
+            return ctx.call(torch.reshape, node, np.shape(ctx.result)) if keep or arr.ndim == 0 else node
         if dims is not None and len(dims) == 1:
             return ctx.call(torch.quantile, x, q, dim=dims[0], keepdim=keep, interpolation=method)
         if dims is None:
@@ -164,6 +170,25 @@ def quantile(scale: float | None) -> Callable[[BuildContext], Any]:
         return ctx.call(torch.reshape, node, np.shape(ctx.result)) if keep or arr.ndim == 0 else node
 
     return build
+
+
+def _median(ctx: BuildContext, flat: Any, count: int) -> Any:
+    """np.median along the last axis of ``count`` values, by NumPy's own algorithm (numpy/lib/_function_base_impl.py
+    ``_median``): the middle value, or the mean of the middle two, and nan where the axis holds a nan. Not
+    torch.quantile's interpolation, which makes nan of inf - inf (the median of [inf] is inf; of [1, inf], inf).
+    float16 takes the mean in float32, as np.mean does."""
+    ordered = ctx.call(operator.getitem, ctx.call(torch.sort, flat, dim=-1), 0)
+    middle = ctx.call(torch.select, ordered, -1, count // 2)
+    if count % 2 == 0:
+        below = ctx.call(torch.select, ordered, -1, count // 2 - 1)
+        half = ctx.result_dtype == np.float16
+        if half:
+            below, middle = ctx.to(below, np.dtype(np.float32)), ctx.to(middle, np.dtype(np.float32))
+        middle = ctx.call(torch.div, ctx.call(torch.add, below, middle), 2)
+        if half:
+            middle = ctx.to(middle, np.dtype(np.float16))
+    last = ctx.call(torch.select, ordered, -1, count - 1)  # torch.sort puts nan last, as NumPy's partition does
+    return ctx.call(torch.where, ctx.call(torch.isnan, last), last, middle)
 
 
 @reads("a axis weights keepdims")
