@@ -248,11 +248,11 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
+    result = func(*args, **kwargs)
+    if result is NotImplemented:  # an operator declining (``t @ np.float32(2)``): Python asks the other operand
+        return result
     if arrays:
         _as_numbers(sess, builder, args, kwargs, graph_args, graph_kwargs, line, location, helper)
-    result = func(*args, **kwargs)
-    if result is NotImplemented:  # an operator declining (``t | np.bool_(True)``): Python asks the other operand
-        return result
     if plan.swap:  # __radd__: other + self
         graph_args[0], graph_args[1] = graph_args[1], graph_args[0]
     elif plan.target is torch_impl.on_copy:
