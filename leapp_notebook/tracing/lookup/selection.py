@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -174,10 +175,26 @@ def build_isclose(ctx: BuildContext) -> Any:
         common = np.result_type(a_eager, np.result_type(b_eager, 1.0))
     a = ctx.tensor("a", common)
     b = ctx.tensor("b", common)
-    close = ctx.call(torch.le, ctx.call(torch.abs, ctx.call(torch.sub, a, b)),
+    difference = ctx.call(torch.abs, ctx.call(torch.sub, a, b))
+    if isinstance(b_eager, (int, float)) and not isinstance(b_eager, np.generic) and common.kind == "f":
+        # NumPy keeps a Python b a Python float for the tolerance and the finiteness (float64: 2**40 is finite,
+        # though float16 makes it -inf in a - b), and casts the tolerance to a's dtype once, where it compares
+        value = float(b_eager)
+        with np.errstate(over="ignore"):
+            tolerance = float(np.asarray(atol + rtol * abs(value)).astype(common))
+        equal = ctx.call(torch.eq, a, b)
+        if not math.isfinite(value):
+            return _equal_nan(ctx, equal, a, b)
+        return _equal_nan(ctx, ctx.call(torch.logical_or, ctx.call(torch.le, difference, tolerance), equal), a, b)
+    close = ctx.call(torch.le, difference,
                      ctx.call(torch.add, ctx.call(torch.mul, ctx.call(torch.abs, b), rtol), atol))
     result = ctx.call(torch.logical_or, ctx.call(torch.logical_and, close, ctx.call(torch.isfinite, b)),
                       ctx.call(torch.eq, a, b))
+    return _equal_nan(ctx, result, a, b)
+
+
+def _equal_nan(ctx: BuildContext, result: Any, a: Any, b: Any) -> Any:
+    """isclose's ``equal_nan``: nan is close to nan."""
     if ctx.static("equal_nan", False):
         both_nan = ctx.call(torch.logical_and, ctx.call(torch.isnan, a), ctx.call(torch.isnan, b))
         result = ctx.call(torch.logical_or, result, both_nan)
