@@ -339,7 +339,7 @@ class Session:
                     node = self._shared_value(builder, value, is_tensor)
                 if node is not None:
                     return node
-            node = builder.const(eager, baked=True, origin="view of an array written through another view",
+            node = builder.const(eager, baked=True, origin="a view taken before a write into its memory",
                                  line=line, source_nodes=[prov.node.name], helper=helper)
             builder.report("stale-view", line, [node.name], pending_reach=True, const=node.name,
                            target=self.name_of(value) or "this value")
