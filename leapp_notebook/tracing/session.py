@@ -65,30 +65,48 @@ def active() -> "Session | None":
 _OWN_READS = torch._C.DisableTorchFunction
 
 
+def _covers(array: np.ndarray, tensor: torch.Tensor) -> bool:
+    """Whether ``array`` and ``tensor`` are the same values in memory: start, shape, strides and dtype."""
+    return array.__array_interface__["data"][0] == tensor.data_ptr() and array.shape == tuple(tensor.shape) \
+        and array.dtype == numpy_dtype(tensor.dtype) \
+        and array.strides == tuple(step * array.itemsize for step in tensor.stride())
+
+
 class SharedMemory:
     """One block of memory that arrays and tensors of a trace share across crossings: the arrays that own parts of
-    it as NumPy sees it (kept alive with the trace, so their ids stay theirs), the tensors' storage addresses, and
-    the traced arrays and tensors made at the crossings, by id (``Session._settle``)."""
+    it as NumPy sees it, the tensors' storage addresses, and the traced arrays and tensors made at the crossings
+    (``Session._settle``). Held by weak reference, by id: the table never keeps a value alive (a loop of crossings
+    would keep every step's arrays), and an entry whose value is gone is skipped (its id may be another's now)."""
 
     __slots__ = ("owners", "storages", "arrays", "tensors")
 
     def __init__(self) -> None:
-        self.owners: dict[int, np.ndarray] = {}
+        self.owners: dict[int, weakref.ref] = {}
         self.storages: set[int] = set()
-        self.arrays: dict[int, Any] = {}
-        self.tensors: dict[int, torch.Tensor] = {}
+        self.arrays: dict[int, weakref.ref] = {}
+        self.tensors: dict[int, weakref.ref] = {}
 
     def add(self, owner: np.ndarray, address: int, array: Any, tensor: torch.Tensor) -> None:
-        self.owners[id(owner)] = owner
+        self.owners[id(owner)] = weakref.ref(owner)
         self.storages.add(address)
-        self.arrays[id(array)] = array
-        self.tensors[id(tensor)] = tensor
+        self.arrays[id(array)] = weakref.ref(array)
+        self.tensors[id(tensor)] = weakref.ref(tensor)
 
     def merge(self, other: SharedMemory) -> None:
         self.owners.update(other.owners)
         self.storages |= other.storages
         self.arrays.update(other.arrays)
         self.tensors.update(other.tensors)
+
+    @staticmethod
+    def alive(table: dict[int, weakref.ref]) -> list[tuple[int, Any]]:
+        """The (id, value) pairs of ``table`` whose value is still alive."""
+        found = []
+        for key, ref in table.items():
+            value = ref()
+            if value is not None and id(value) == key:
+                found.append((key, value))
+        return found
 
 
 class Session:
@@ -121,19 +139,28 @@ class Session:
         # one side makes what the other side holds stale (``bump``, ``shared_write``).
         self.shared: dict[int, SharedMemory] = {}
         self.shared_storage: dict[int, SharedMemory] = {}
-        self.crossings: list[tuple[Any, torch.Tensor, bool | None]] = []  # not yet in those two (``link``)
+        # not yet in those two (``link``): weak references, as there
+        self.crossings: list[tuple[weakref.ref, weakref.ref, bool | None]] = []
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
         """Record an in-place write into ``array``'s memory; returns the owner's new write count."""
-        key = id(root(array))
+        owner = root(array)
+        key = id(owner)
         version = self.versions.get(key, 0) + 1
         self.versions[key] = version
         if self.crossings:
             self._settle()
-        if self.shared and key in self.shared:
-            self._written(self.shared[key], key, None)
+        if self.shared:
+            memory = self._memory_of(owner)
+            if memory is not None:
+                self._written(memory, key, None)
         return version
+
+    def _memory_of(self, owner: np.ndarray) -> SharedMemory | None:
+        """The shared memory ``owner`` (an array that owns its memory as NumPy sees it) is part of, if any."""
+        memory = self.shared.get(id(owner))
+        return memory if memory is not None and memory.owners[id(owner)]() is owner else None
 
     def link(self, array: Any, tensor: torch.Tensor, shares: bool | None = None) -> None:
         """``array`` (a traced array) and ``tensor`` were made one from the other at a crossing. When they share
@@ -141,14 +168,17 @@ class Session:
         looked at), a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
         stale value takes the other's where it covers the same memory (:meth:`_shared_value`). Kept as it is until
         a write needs it (:meth:`_settle`): most cells cross without writing."""
-        self.crossings.append((array, tensor, shares))
+        self.crossings.append((weakref.ref(array), weakref.ref(tensor), shares))
 
     def _settle(self) -> None:
         """The crossings made since the last write, into ``shared`` and ``shared_storage``."""
         crossings = self.crossings[:]
         self.crossings.clear()
         with _OWN_READS():
-            for array, tensor, shares in crossings:
+            for array_ref, tensor_ref, shares in crossings:
+                array, tensor = array_ref(), tensor_ref()
+                if array is None or tensor is None:  # gone: nothing reads it any more
+                    continue
                 plain_array = array.view(np.ndarray)
                 if shares is None:
                     start = plain_array.__array_interface__["data"][0]
@@ -157,7 +187,7 @@ class Session:
                         continue
                 owner = root(plain_array)
                 address = tensor.untyped_storage().data_ptr()
-                memory = self.shared.get(id(owner))
+                memory = self._memory_of(owner)
                 known = self.shared_storage.get(address)
                 if memory is None:
                     memory = known if known is not None else SharedMemory()
@@ -171,26 +201,36 @@ class Session:
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
-    def shared_write(self, tensor: torch.Tensor) -> None:
-        """``tensor`` was written in place (before it takes its new node): arrays sharing its memory, and the other
-        tensors made on it, hold values the graph has not. They are stale (``Session.graph_value`` bakes them, with
-        a hazard) unless they cover exactly the memory of a current value on the other side (``_shared_value``)."""
+    def shared_write(self, tensor: torch.Tensor, builder: NodeBuilder, node: Any) -> None:
+        """``tensor`` was written in place, and ``node`` is its new value (it takes it next). Arrays sharing its
+        memory, and the other tensors made on it, hold values the graph has not: those that cover exactly the same
+        memory (start, shape, strides, dtype) take ``node`` now (they may be read after ``tensor`` is gone); the
+        others are stale (``Session.graph_value`` bakes them, with a hazard)."""
         if self.crossings:
             self._settle()
         if not self.shared_storage:
             return
         with _OWN_READS():
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
-        if memory is not None:
+            if memory is None:
+                return
             self._written(memory, None, tensor)
+            for _, array in memory.alive(memory.arrays):
+                if _covers(array, tensor):
+                    array._lp = Provenance(builder, node, self.versions.get(id(root(array)), 0))
+            for _, other in memory.alive(memory.tensors):
+                if other is not tensor and getattr(other, "_lp", None) is not None \
+                        and other.data_ptr() == tensor.data_ptr() and other.dtype == tensor.dtype \
+                        and other.shape == tensor.shape and other.stride() == tensor.stride():
+                    other._lp = Provenance(builder, node, tensor_version(other))
 
     def _written(self, memory: SharedMemory, counted: int | None, written: Any) -> None:
         """A write into ``memory``: every owner's write count moves (but ``counted``'s, moved already), and every
         tensor's (so their views', which share them) but ``written``'s."""
-        for key in memory.owners:
+        for key, _ in memory.alive(memory.owners):
             if key != counted:
                 self.versions[key] = self.versions.get(key, 0) + 1
-        for tensor in memory.tensors.values():
+        for _, tensor in memory.alive(memory.tensors):
             if tensor is not written:
                 if not tensor.is_inference():
                     torch.autograd.graph.increment_version(tensor)
@@ -208,18 +248,16 @@ class Session:
         if is_tensor:
             memory = self.shared_storage.get(value.untyped_storage().data_ptr())
         else:
-            memory = self.shared.get(id(root(value)))
+            memory = self._memory_of(root(value))
         if memory is None:
             return None
-        for other in (memory.arrays if is_tensor else memory.tensors).values():
+        for _, other in memory.alive(memory.arrays if is_tensor else memory.tensors):
             array, tensor = (other, value) if is_tensor else (value, other)
             prov = getattr(other, "_lp", None)
             if prov is None or prov.builder is not builder or prov._node is None or prov.lost is not None \
                     or prov.version != (self.versions.get(id(root(other)), 0) if is_tensor else tensor_version(other)):
                 continue
-            if array.__array_interface__["data"][0] != tensor.data_ptr() or array.shape != tuple(tensor.shape) \
-                    or array.dtype != numpy_dtype(tensor.dtype) \
-                    or array.strides != tuple(step * array.itemsize for step in tensor.stride()):
+            if not _covers(array, tensor):
                 continue
             node = prov.node
             value._lp = Provenance(builder, node, tensor_version(value) if is_tensor

@@ -360,7 +360,7 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
         builder.report("input-written", line, [node.name], location=location, severity="warning",
                        input=prov.node.name)
     if sess.shared_storage or sess.crossings:
-        sess.shared_write(target)
+        sess.shared_write(target, builder, node)
     return sess.wrap(builder, target, node)
 
 
