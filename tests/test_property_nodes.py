@@ -196,3 +196,16 @@ def test_random_node_graph_equals_the_eager_run_or_is_reported(program: tuple[st
 def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> None:
     assert check_program(source, spec, objects=OBJECTS) == "faithful"
     assert check_program(source, spec, objects=OBJECTS, profile="leapp") in ("faithful", "reported")
+
+
+@pytest.mark.parametrize("source, spec", [
+    # np.ascontiguousarray of a 0-d array is a view with one axis (recorded as a copy); the tensor made on it, then
+    # written through another tensor on the same memory, was read at its old value: the crossing was kept only
+    # while its traced array lived, and that temporary was gone by the write
+    ("t0 = torch.from_numpy(np.ascontiguousarray(x))\nt1 = torch.from_numpy(x); t1.zero_(); t1 = x * 1\n"
+     "t2 = torch.from_numpy(x)\nt3 = torch.tanh(t0)\ny = t3", {"x": ((), "bool")}),
+])
+def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
+    """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""
+    for profile in ("full", "leapp"):
+        assert check_program(source, spec, objects=OBJECTS, profile=profile) in ("faithful", "reported")

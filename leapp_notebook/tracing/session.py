@@ -89,7 +89,8 @@ class SharedMemory:
     def add(self, owner: np.ndarray, address: int, array: Any, tensor: torch.Tensor) -> None:
         self.owners[id(owner)] = weakref.ref(owner)
         self.storages.add(address)
-        self.arrays[id(array)] = weakref.ref(array)
+        if array is not None:
+            self.arrays[id(array)] = weakref.ref(array)
         self.tensors[id(tensor)] = weakref.ref(tensor)
 
     def merge(self, other: SharedMemory) -> None:
@@ -140,7 +141,7 @@ class Session:
         self.shared: dict[int, SharedMemory] = {}
         self.shared_storage: dict[int, SharedMemory] = {}
         # not yet in those two (``link``): weak references, as there
-        self.crossings: list[tuple[weakref.ref, weakref.ref, bool | None]] = []
+        self.crossings: list[tuple[weakref.ref, weakref.ref, weakref.ref]] = []  # (array, its owner, tensor)
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -168,24 +169,24 @@ class Session:
         looked at), a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
         stale value takes the other's where it covers the same memory (:meth:`_shared_value`). Kept as it is until
         a write needs it (:meth:`_settle`): most cells cross without writing."""
-        self.crossings.append((weakref.ref(array), weakref.ref(tensor), shares))
+        if shares is None:
+            with _OWN_READS():
+                start = array.__array_interface__["data"][0]
+                if tensor.device.type != "cpu" or not start <= tensor.data_ptr() < start + max(array.nbytes, 1):
+                    return
+        # the owner now: the traced array may be gone by the first write (``torch.from_numpy(np.asarray(x))``: the
+        # tensor keeps only the plain array under it), the memory and its owner are not
+        self.crossings.append((weakref.ref(array), weakref.ref(root(array)), weakref.ref(tensor)))
 
     def _settle(self) -> None:
         """The crossings made since the last write, into ``shared`` and ``shared_storage``."""
         crossings = self.crossings[:]
         self.crossings.clear()
         with _OWN_READS():
-            for array_ref, tensor_ref, shares in crossings:
-                array, tensor = array_ref(), tensor_ref()
-                if array is None or tensor is None:  # gone: nothing reads it any more
+            for array_ref, owner_ref, tensor_ref in crossings:
+                array, owner, tensor = array_ref(), owner_ref(), tensor_ref()
+                if owner is None or tensor is None:  # gone: nothing reads it any more
                     continue
-                plain_array = array.view(np.ndarray)
-                if shares is None:
-                    start = plain_array.__array_interface__["data"][0]
-                    end = start + max(plain_array.nbytes, 1)
-                    if tensor.device.type != "cpu" or not start <= tensor.data_ptr() < end:
-                        continue
-                owner = root(plain_array)
                 address = tensor.untyped_storage().data_ptr()
                 memory = self._memory_of(owner)
                 known = self.shared_storage.get(address)
@@ -197,7 +198,7 @@ class Session:
                         self.shared[key] = memory
                     for key in known.storages:
                         self.shared_storage[key] = memory
-                memory.add(owner, address, array, tensor)
+                memory.add(owner, address, array, tensor)  # array None: the traced array is gone
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
