@@ -454,9 +454,10 @@ def test_a_traced_numpy_scalar_reaches_torch_as_the_number_it_stands_for():
     assert full.probe(seed=0).passed
 
 
-def test_a_torch_operator_that_declines_gives_python_the_other_operand():
-    """t | np.bool_(True): torch's operator returns NotImplemented; the trace runs what Python runs next, as the
-    eager cell does, instead of recording NotImplemented as a Python value."""
+def test_a_torch_operator_given_a_traced_numpy_scalar_fails_as_it_does_eagerly():
+    """t | np.any(x): torch's bitwise or of a bool tensor and a NumPy bool raises NotImplementedError eagerly. The
+    trace, which now hands the traced scalar to torch as the scalar, must end the same way (a CellError naming it),
+    and where eager NumPy and torch compute a value the trace must not report the call as a Python value."""
     cell = "t = torch.from_numpy(x > 0)\ns = np.any(x)\ny = t | s\n"
     ns = {"np": np, "torch": torch}
     x = SHARED_X.copy()
@@ -466,9 +467,9 @@ def test_a_torch_operator_that_declines_gives_python_the_other_operand():
         outcome = type(eager["y"])
     except Exception as exc:  # noqa: BLE001 - whatever NumPy and torch make of it, the trace must agree
         outcome = type(exc)
-    try:
-        trace = ln.trace_cell(cell, ns, inputs={"x": x}, outputs=["y"], profile="full")
-    except ln.CellError as exc:
-        assert outcome.__name__ in str(exc)
+    if issubclass(outcome, Exception):
+        with pytest.raises(ln.CellError, match=outcome.__name__):
+            ln.trace_cell(cell, ns, inputs={"x": x}, outputs=["y"], profile="full")
     else:
+        trace = ln.trace_cell(cell, ns, inputs={"x": x}, outputs=["y"], profile="full")
         assert not any("NotImplemented" in h.message for h in trace.hazards)
