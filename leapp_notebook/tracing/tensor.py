@@ -32,7 +32,7 @@ _ORIGINAL: dict[str, Any] = {}
 # Around the tracer's own work where the recorder is on (the patched entry points: torch.from_numpy, the array
 # conversions, nn.Module calls): a tensor's shape, dtype or write counter read there would otherwise go through
 # the recorder's dispatch, 1-2 us each. (Inside TorchRecorder.__torch_function__ torch has taken the mode off.)
-_OWN_READS = torch._C.DisableTorchFunction
+_OWN_READS = _session._OWN_READS
 
 # Tensor attributes that are static metadata: read, never recorded.
 _METADATA_ATTRS = frozenset({"shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "layout", "ndim",
