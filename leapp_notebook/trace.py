@@ -126,10 +126,13 @@ def _conversion(name: str) -> Callable[..., Any]:
             if obj._lp is None or obj._lp.builder is None:
                 result = original(obj.view(np.ndarray), *args, **kwargs)
                 return sess.watch(result) if name == "array" else result
+            given = obj.view(np.ndarray)
             with sess.eager():
-                result = original(obj.view(np.ndarray), *args, **kwargs)
-            if name != "array" and (dtype is None or np.dtype(dtype) == obj.dtype) and result.shape == obj.shape:
-                return obj  # NumPy returns the same data without a copy: so does the tracer
+                result = original(given, *args, **kwargs)
+            if result is given:
+                # NumPy returns the same array (asarray without a new dtype, ascontiguousarray of a C-contiguous
+                # one): so does the tracer. (A reversed view is copied by ascontiguousarray: recorded.)
+                return obj
             row = ops.CONVERSION_ROWS["array" if name == "array" else "asarray"]
             return sess.record(obj._lp.builder, row, f"np.{name}", {"a": obj, "dtype": dtype},
                                {"a": obj.view(np.ndarray), "dtype": dtype}, result)

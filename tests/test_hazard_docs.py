@@ -46,6 +46,9 @@ def test_every_cause_belongs_to_a_kind_and_has_a_fix():
         values = {name: f"<{name}>" for name in fields | {"name", "node"}}
         message = entry.message.format(**values)
         assert "{" not in message, cause
+        if entry.fix is not None:  # a cause's own fix template, filled from the same fields
+            fields = {name for _, name, _, _ in string.Formatter().parse(entry.fix) if name}
+            assert "{" not in entry.fix.format(**{name: f"<{name}>" for name in fields | {"name", "node"}}), cause
         fix = hz.fix_for(entry.kind, line=3, code="y = f(x)", name="f")
         assert "line 3" in fix and "`y = f(x)`" in fix, cause
 

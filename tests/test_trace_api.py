@@ -166,6 +166,124 @@ def test_using_another_nodes_value_without_input_tensors_is_baked():
     assert "node 'pre'" in hazard.message
 
 
+TWO_NODES = (
+    'a = annotate.input_tensors("pre", {"raw": raw})\n'
+    "t0 = np.tanh(a) * 2\n"
+    "t1 = torch.from_numpy(t0) * 3\n"
+    'annotate.output_tensors("pre", {"mid": t1})\n'
+    'b = annotate.input_tensors("post", {"mid": t1})\n'
+    "{use}\n"
+    'annotate.output_tensors("post", {"y": t2})\n'
+)
+
+
+@pytest.mark.parametrize("use", [
+    # a closed node's value through a crossing, a torch call, a property, indexing, a module or a NumPy call: each
+    # left the value untraced before, a plain constant in node post with nothing reported (a silent wrong graph)
+    "t2 = b + torch.as_tensor(t0)", "t2 = b + torch.from_numpy(t0)", "t2 = b + torch.tensor(t0)",
+    "t2 = torch.relu(t1) + b", "t2 = b + t1.T.T", "t2 = b + t1[0]", "t2 = b + torch.as_tensor(t0[0])",
+    "t2 = b + torch.from_numpy(np.tanh(t0))", "t2 = b + torch.from_numpy(t1.numpy())", "t2 = lin(t1) + b",
+    "t2 = torch.tensor(np.sum(t0)) + b", "t2 = b + float(t0.sum())",
+    # ... and with the closed node's value first: the call was made untraced, its result an untraced output
+    "t2 = t1 + b", "t2 = torch.maximum(t1, b)", "t2 = torch.stack([t1, b]).sum(0)",
+    "t2 = torch.from_numpy(t0 + b.numpy())",
+])
+def test_another_nodes_value_used_through_any_call_is_baked_and_reported(use: str) -> None:
+    source = TWO_NODES.replace("{use}", use)
+    ns = {"np": np, "torch": torch, "raw": X, "lin": torch.nn.Linear(4, 4)}
+    t = ln.trace_cell(source, ns)
+    errors = [h for h in t.hazards if h.severity == "error"]
+    assert errors and {h.node for h in errors} == {"post"} and {h.line for h in errors} == {6}, errors
+    assert any("node 'pre'" in h.message for h in errors) or any(h.kind == "value-extraction" for h in errors)
+    graph = {n.name: n for n in t.nodes["post"].graph.graph.nodes}
+    marked = [graph[name] for h in errors for name in h.graph_nodes]
+    assert marked and all(n.op == "get_attr" or n.op == "call_function" for n in marked)
+    # the probe sees the baked value: node post given pre's output on fresh inputs is not the eager cell
+    assert not t.probe(n=4, seed=0).passed
+    # and the namespace holds plain values again
+    assert type(ns["t0"]) is np.ndarray and type(ns["t2"]) is torch.Tensor and not hasattr(ns["t2"], "_lp")
+
+
+def test_another_nodes_value_names_the_way_to_declare_it() -> None:
+    t = ln.trace_cell(TWO_NODES.replace("{use}", "t2 = b + torch.as_tensor(t0)"), {"np": np, "torch": torch, "raw": X})
+    (hazard,) = t.hazards
+    assert hazard.message.startswith("a value traced in node 'pre', used in node 'post' without input_tensors")
+    assert 'annotate.input_tensors("post", ...)' in hazard.fix and "output of node 'pre'" in hazard.fix
+    assert hazard.fix.startswith("At line 6 (`t2 = b + torch.as_tensor(t0)`)")
+
+
+@pytest.mark.parametrize("between, post_line", [
+    ("m = t0 * 2", "t2 = b + torch.from_numpy(m)"), ("m = t1 * 2", "t2 = b + m"), ("m = t1[0]", "t2 = b + m"),
+    ("m = t1.T.T", "t2 = b + m"), ("m = t1.numpy()", "t2 = b + torch.as_tensor(m)"),
+    ("m = np.split(t0, 2, axis=0)", "t2 = b + torch.from_numpy(m[0]).sum()"),
+    ("m = lin(t1)", "t2 = b + m"),
+])
+def test_a_step_between_two_nodes_is_reported_at_its_line(between: str, post_line: str) -> None:
+    """A value computed between nodes from the first node's values (no node records the step) and used in the
+    next node: baked there, reported at the line that computed it, with the fix to move that line into a node."""
+    source = (
+        'a = annotate.input_tensors("pre", {"raw": raw})\n'
+        "t0 = np.tanh(a) * 2\n"
+        "t1 = torch.from_numpy(t0) * 3\n"
+        'annotate.output_tensors("pre", {"mid": t1})\n'
+        f"{between}\n"
+        'b = annotate.input_tensors("post", {"mid": t1})\n'
+        f"{post_line}\n"
+        'annotate.output_tensors("post", {"y": t2})\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "torch": torch, "raw": X, "lin": torch.nn.Linear(4, 4)})
+    (hazard,) = t.hazards
+    assert (hazard.kind, hazard.severity, hazard.node, hazard.line) == ("untraced-call", "error", "post", 5)
+    assert hazard.message.startswith("a value computed by ") and "at line 5, outside any node, from values of " \
+        "node 'pre', is used at line 7" in hazard.message
+    assert hazard.fix.startswith(f"At line 5 (`{between}`): move this line into a node: into node 'pre'")
+    (baked,) = hazard.graph_nodes
+    assert {n.name: n for n in t.nodes["post"].graph.graph.nodes}[baked].op == "get_attr"
+    assert not t.probe(n=4, seed=0).passed
+
+
+def test_a_node_input_computed_between_the_nodes_is_reported() -> None:
+    source = (
+        'a = annotate.input_tensors("pre", {"raw": raw})\n'
+        "t1 = torch.from_numpy(np.tanh(a))\n"
+        'annotate.output_tensors("pre", {"mid": t1})\n'
+        "m = torch.relu(t1 - 0.5)\n"
+        'b = annotate.input_tensors("post", {"mid": m})\n'
+        'annotate.output_tensors("post", {"y": b * 2})\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "torch": torch, "raw": X})
+    (hazard,) = t.hazards
+    assert (hazard.kind, hazard.severity, hazard.node, hazard.line) == ("untraced-call", "error", "post", 4)
+    assert hazard.message.startswith("input 'mid' of node 'post' is a value computed by ")
+    assert "the exported pipeline does not compute it" in hazard.message and hazard.graph_nodes == ["mid"]
+    assert t.nodes["post"].sources == {}
+
+
+def test_values_computed_after_the_last_node_are_not_hazards() -> None:
+    """Post-processing after the last node (printing a metric, say) is no part of any node: nothing reported,
+    and the namespace holds what the eager cell makes."""
+    ns = {"np": np, "torch": torch, "raw": X}
+    t = ln.trace_cell('a = annotate.input_tensors("n", {"raw": raw})\ny = torch.from_numpy(np.tanh(a)) * 2\n'
+                      'annotate.output_tensors("n", {"y": y})\n'
+                      "total = float(y.sum())\nmean = np.mean(a)\nhalf = y[:2].numpy()\nsplit = np.split(a, 2)\n", ns)
+    assert t.hazards == []
+    assert type(ns["half"]) is np.ndarray and type(ns["mean"]) is np.float32 and type(ns["total"]) is float
+    assert all(type(part) is np.ndarray for part in ns["split"])
+    np.testing.assert_allclose(ns["half"], np.tanh(X[:2]) * 2, rtol=1e-6)
+
+
+def test_a_numpy_scalar_given_as_a_node_input_is_refused_as_in_the_eager_cell() -> None:
+    """``np.maximum(x, x)`` of a 0-d array is a NumPy scalar, which the tracer holds as a 0-d array: as a node input
+    it is refused as the eager scalar is, not taken as an array (torch then computed with it differently)."""
+    for made in ("np.maximum(a, a)", "np.float32(2.0)", "np.sum(a)"):
+        source = (f'a = annotate.input_tensors("pre", {{"raw": raw}})\nt0 = {made}\n'
+                  'annotate.output_tensors("pre", {"mid": a * 1})\n'
+                  'm = annotate.input_tensors("post", {"mid": t0})\nannotate.output_tensors("post", {"y": m * 2})\n')
+        with pytest.raises(ln.TraceError, match=r"line 4: input 'mid' of node 'post' is a NumPy scalar \((bool|"
+                           r"float32)\), not a NumPy array or torch tensor; convert it with np.asarray"):
+            ln.trace_cell(source, {"np": np, "raw": np.array(True) if "maximum" in made else X})
+
+
 def test_outputs_without_inputs_and_open_nodes_are_errors():
     with pytest.raises(ln.TraceError, match="line 1: .*before any annotate.input_tensors"):
         ln.trace_cell('annotate.output_tensors("n", {"y": x})', {"np": np, "x": X})

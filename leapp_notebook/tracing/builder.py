@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -314,6 +314,10 @@ class NodeBuilder:
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
         placeholder = self.graph.placeholder(name)
         placeholder.meta[KEY] = make(numpy="input", torch="input", input=name, shape=shape, dtype=dtype, kind=kind)
+        if prov is not None and prov.lost is not None and type(prov.lost) is Outside:
+            # computed between the nodes from an earlier node's values: no node's graph holds that step
+            self.report("outside-input", prov.line, [placeholder.name], origin=prov.lost, input=name,
+                        producer=prov.builder.name)
         if self.placeholders:
             # Keep inputs together, in declaration order, ahead of the ops recorded so far.
             self.placeholders[-1].append(placeholder)
@@ -564,6 +568,11 @@ _REFUSED_INPUT = ("convert it with np.asarray(value) (a list or scalar) or np.as
                   "(an ndarray subclass), or pass a torch.Tensor")
 
 
+def _a(word: str) -> str:
+    """``word`` with its indefinite article: "an int64", "a list"."""
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
 def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
     """The kind (``"numpy"``/``"torch"``) and the plain value of a node input; refuses anything whose
     semantics differ from a plain ndarray or tensor."""
@@ -574,20 +583,27 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
         if value.is_sparse or value.layout != torch.strided:
             raise TraceError(f"input '{name}' of node '{node}' is a {value.layout} tensor; pass a dense tensor")
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
-            raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, a tensor subclass; "
+            raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, a tensor subclass; "
                              "pass a plain torch.Tensor (value.as_subclass(torch.Tensor))")
-        tensor = value.detach()
+        with torch._C.DisableTorchFunction():  # the tracer's own read: not a call of the cell's to record
+            tensor = value.detach()
         if numpy_dtype(tensor.dtype) is None:
             raise TraceError(f"input '{name}' of node '{node}' has dtype {tensor.dtype}, which NumPy cannot hold; "
                              "convert it (.float())")
         return "torch", tensor
+    if isinstance(value, np.ndarray) and getattr(value, "_scalar", False):
+        # a NumPy scalar (np.sum(x), say), which the tracer holds as a 0-d array: refused as the eager cell's is
+        value = value.view(np.ndarray)[()]
+    if isinstance(value, np.generic):
+        raise TraceError(f"input '{name}' of node '{node}' is a NumPy scalar ({type(value).__name__}), not a NumPy "
+                         f"array or torch tensor; {_REFUSED_INPUT}")
     if isinstance(value, np.ndarray):
         if type(value) is not np.ndarray and prov is None:
-            raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, an ndarray subclass "
+            raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, an ndarray subclass "
                              f"with its own semantics; {_REFUSED_INPUT}")
         array = value.view(np.ndarray) if type(value) is not np.ndarray else value
     else:
-        raise TraceError(f"input '{name}' of node '{node}' is a {type(value).__name__}, not a NumPy array or "
+        raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, not a NumPy array or "
                          f"torch tensor; {_REFUSED_INPUT}")
     if array.dtype.kind not in "biufc" or torch_dtype(dtype_name(array.dtype)) is None:
         raise TraceError(f"input '{name}' of node '{node}' has dtype {array.dtype}, which torch cannot hold")
@@ -606,7 +622,7 @@ def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[
     except ValueError:  # a tuple of arrays of different shapes, say
         eager = np.asarray(None)
     if eager.dtype.kind not in "biufc":
-        raise TraceError(f"output '{name}' of node '{node}' is a {type(value).__name__}, not a numeric array: "
+        raise TraceError(f"output '{name}' of node '{node}' is {_a(type(value).__name__)}, not a numeric array: "
                          "declare each array as an output of its own")
     return "numpy", np.array(eager, copy=True)
 

@@ -74,6 +74,11 @@ class Cause:
     fix: str | None = None
 
 
+# A step computed between two nodes, from the first one's values (Session.outside)
+_OUTSIDE_FIX = ("move this line into a node: into node '{producer}' before its annotate.output_tensors (and give "
+                "what node '{node}' needs as outputs), or into node '{node}' after its annotate.input_tensors, "
+                "computed from the values that call returns")
+
 _BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
 
 # Every message the engine, the probe and the LEAPP-defects check report, by cause.
@@ -88,8 +93,15 @@ CAUSES: dict[str, Cause] = {
                         "take the view after the write, or copy before writing (x = x.copy(), t = t.clone(), "
                         "torch.tensor(x) instead of torch.from_numpy(x))"),
     "other-node": Cause("untraced-call", "a value traced in node '{producer}', used in node '{node}' without "
-                        "input_tensors: it is baked as constant {const}."),
+                        "input_tensors: it is baked as constant {const}.",
+                        fix="give the value to node '{node}' through annotate.input_tensors(\"{node}\", ...) and "
+                        "compute with what that call returns (the value must be an output of node '{producer}', "
+                        "or be computed inside node '{node}')"),
     "lost-used": Cause("untraced-call", "an array {origin} is used: it is baked as constant {const}{at}."),
+    "outside-used": Cause("untraced-call", "a value {origin}, is used{at}: no node records that step, so the value "
+                          "is baked as constant {const}.", fix=_OUTSIDE_FIX),
+    "outside-input": Cause("untraced-call", "input '{input}' of node '{node}' is a value {origin}: no node records "
+                           "that step, so the exported pipeline does not compute it.", fix=_OUTSIDE_FIX),
     "hidden-write": Cause("untraced-call", "an array written by code the tracer cannot see (compiled code?) is used "
                           "here; its contents may depend on traced data and are baked as constant {const}."),
     "not-in-lookup": Cause("untraced-call", "{why}{where}: " + _BAKED),

@@ -48,6 +48,11 @@ class Pending:
     __slots__ = ("spec", "args", "kwargs", "site", "node")
 
 
+class Outside(str):
+    """Why a value is lost (``Provenance.lost``) when it was computed between nodes, from the values of a node that
+    had received its outputs (``Session.outside``): a node that uses it says so, and where to move the step."""
+
+
 class Provenance:
     """The origin of one traced value (see the module docstring for its three states)."""
 

@@ -25,6 +25,7 @@ from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
 from .facts import KEY, facts
 from .provenance import (
+    Outside,
     Pending,
     Provenance,
     builder_of,
@@ -318,6 +319,31 @@ class Session:
                 return builder
         return None
 
+    def reopen(self, builder: NodeBuilder) -> NodeBuilder | None:
+        """The node that records an op on values of ``builder``, a node that already received its outputs: the
+        node open now (the closed node's values are baked there, each reported as ``other-node``: a later node
+        must declare them with ``input_tensors``), or None when no node is open (then :meth:`outside` marks the
+        result)."""
+        current = self.open_builder()
+        return current if current is not builder else None
+
+    def outside(self, builder: NodeBuilder, result: Any, name: str) -> Any:
+        """``result`` of ``name``, computed from values of ``builder`` (a node that received its outputs) while no
+        node is open: not recorded, and marked lost, so that a node declared later that uses it bakes it and says
+        where it came from (``lost-used``). Arrays and tensors, and those in a list or tuple, are marked; a Python
+        or NumPy scalar cannot be."""
+        if isinstance(result, (list, tuple)):
+            return rebuilt(result, [self.outside(builder, item, name) for item in result])
+        if not isinstance(result, (np.ndarray, torch.Tensor)):
+            return result
+        line = self.where()[0]
+        reason = Outside(f"computed by {name} at line {line}, outside any node, from values of node "
+                         f"'{builder.name}'")
+        if isinstance(result, np.ndarray):
+            result = result.view(self.array_type)
+        result._lp = Provenance.lost_in(builder, reason, line)
+        return result
+
     def name_of(self, obj: Any) -> str | None:
         """The cell's variable name for ``obj`` (a module, say), if it has one."""
         for key, value in self.namespace.items():
@@ -393,8 +419,13 @@ class Session:
         if prov.lost is not None:
             lost_line = prov.line if prov.line is not None else line
             node = builder.const(eager, baked=True, origin=prov.lost, line=lost_line, helper=helper)
-            builder.report("lost-used", lost_line, [node.name], pending_reach=True, origin=prov.lost,
-                           const=node.name, at=f" (at line {line})" if line != lost_line else "")
+            if type(prov.lost) is Outside:
+                builder.report("outside-used", lost_line, [node.name], pending_reach=True, origin=prov.lost,
+                               producer=prov.builder.name, const=node.name,
+                               at=f" at line {line}" if line != lost_line else "")
+            else:
+                builder.report("lost-used", lost_line, [node.name], pending_reach=True, origin=prov.lost,
+                               const=node.name, at=f" (at line {line})" if line != lost_line else "")
             return node
         if prov.fingerprint is not None and not is_tensor:
             if fingerprint(eager) != prov.fingerprint:
@@ -418,7 +449,9 @@ class Session:
         ``alias``: a second cache key for the call (the ufunc hook's own, read from its operands), given the call's
         template too."""
         if builder.closed:
-            return plain(result, depth=0)
+            closed, builder = builder, self.reopen(builder)
+            if builder is None:
+                return self.outside(closed, plain(result, depth=0), name)
         site = self.where()
         line, location, helper = site
         recorded = row is not None and (self.profile == "full" or row.leapp)

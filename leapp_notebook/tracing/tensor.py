@@ -129,8 +129,12 @@ class TorchRecorder(TorchFunctionMode):
         builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
         if builder is None:
             return _untraced_call(sess, func, name, args, kwargs)
-        if builder.closed or builder.session is not sess:
+        if builder.session is not sess:
             return func(*args, **kwargs)
+        if builder.closed:
+            closed, builder = builder, sess.reopen(builder)
+            if builder is None:
+                return sess.outside(closed, func(*args, **kwargs), display(func))
         return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
 
 
@@ -160,10 +164,13 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     value = func(*args)
     tensor = args[0] if args else None
     prov = getattr(tensor, "_lp", None)
-    if attr in _METADATA_ATTRS or prov is None or prov.builder is None or prov.builder.closed \
-            or not isinstance(value, torch.Tensor):
+    if attr in _METADATA_ATTRS or prov is None or prov.builder is None or not isinstance(value, torch.Tensor):
         return value
     builder = prov.builder
+    if builder.closed:
+        builder = sess.reopen(builder)
+        if builder is None:
+            return sess.outside(prov.builder, value, f"Tensor.{attr}")
     line, location, helper = sess.where()
     start = len(builder.fresh)
     source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
@@ -426,8 +433,12 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
         with sess.eager():
             eager = np.asarray(tensor.detach().numpy(), dtype=dtype)
     builder = prov.builder
-    if builder is None or builder.closed:
+    if builder is None:
         return eager
+    if builder.closed:
+        builder = sess.reopen(builder)
+        if builder is None:
+            return sess.outside(prov.builder, eager, what)
     line, location, helper = sess.where()
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
@@ -443,8 +454,12 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
 def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
     """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array."""
     builder = builder_of((value,))
-    if builder is None or builder.closed:
+    if builder is None:
         return eager
+    if builder.closed:
+        closed, builder = builder, sess.reopen(builder)
+        if builder is None:
+            return sess.outside(closed, eager, what)
     line, location, helper = sess.where()
     start = len(builder.fresh)
     if isinstance(value, np.ndarray):
@@ -523,8 +538,13 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     if sess is None or sess.suspended:
         return original(module, *args, **kwargs)
     builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
-    if builder is None or builder.closed or builder.session is not sess:
+    if builder is None or builder.session is not sess:
         return original(module, *args, **kwargs)
+    if builder.closed:
+        closed, builder = builder, sess.reopen(builder)
+        if builder is None:
+            with _OWN_READS():
+                return sess.outside(closed, original(module, *args, **kwargs), f"{type(module).__name__}(...)")
     # The module runs as it would untraced; torch's function dispatch skips the recorder inside it (each of
     # its torch calls would only pass through), and so do the tracer's own reads of its tensors.
     with _OWN_READS():
