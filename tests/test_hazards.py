@@ -273,6 +273,8 @@ def test_an_untraced_result_as_output_is_both_untraced_call_and_untraced_output(
     t = trace("y = np.pad(x, 1)", x=X1)
     kinds = {h.kind for h in t.hazards}
     assert kinds == {"untraced-call", "untraced-output"}
+    # the output's type as the user knows it, not the tracer's array class
+    assert "traced operations (ndarray)" in only(t, "untraced-output").message
 
 
 # ----------------------------------------------------------------------------- leapp-only losses

@@ -134,7 +134,7 @@ def test_correction_is_numpys_ddof(source):
     ("y = np.std(x, mean=np.mean(x, keepdims=True))", "mean="),
     ("y = np.clip(x, 0, 1, dtype=np.float32)", "dtype="),
     ("y = np.pad(x, 1, mode='linear_ramp', end_values=3)", "end_values="),
-    ("y = np.sum(x, where=x > 0)", "where="),
+    ("y = np.std(x, where=x > 0)", "where="),
 ])
 def test_an_argument_the_row_does_not_implement_is_reported_not_dropped(source, refused):
     trace = _trace(source, x=np.linspace(-1.0, 2.0, 8))
@@ -162,3 +162,40 @@ def test_a_python_int_beyond_the_dtype_a_builder_asks_for_is_refused_not_raised(
         ctx.as_tensor(300, 300, np.dtype(np.uint8))
     with pytest.raises(Unsupported, match="does not fit int8"):
         ctx.as_tensor(-200, -200, np.dtype(np.int8))
+
+
+MASKED = ["np.sum(x, where=x > 0)", "np.sum(x, axis=-1, initial=1.5)", "np.max(x, axis=0, initial=0.25)",
+          "np.max(x, initial=0.0, where=x < 1)", "np.mean(x, where=x > 0)",
+          "np.mean(x, axis=0, where=x > 0, keepdims=True)", "np.prod(x, initial=2.0)",
+          "x.sum(where=x > 0, axis=0, keepdims=True)", "np.min(x, axis=-1, where=x > -0.5, initial=9)",
+          "np.any(x, where=x > 1)", "np.all(x, axis=0, where=x > 0)", "np.add.reduce(x, where=x > 0)",
+          "np.maximum.reduce(x, initial=0.5, axis=-1)", "np.sum(x, axis=(), where=x > 0)",
+          "np.mean(x, axis=(), where=x > 0)", "np.max(x, axis=(), where=x > 0, initial=3)", "np.sum(x, where=[True])",
+          "x.max(initial=-1, where=x != 0)", "np.prod(x, axis=-1, where=x > 0.5, initial=3)",
+          "np.mean(x, dtype=np.float32, where=x > 0)"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("shape", [(2, 3), (), (2, 0)])
+def test_where_and_initial_of_the_reductions_are_recorded_as_numpy_computes_them(dtype, shape):
+    """``full`` records each as NumPy computes it (value, dtype, shape, on other inputs; nan where a masked mean keeps
+    nothing, initial= alone over an empty axis); ``leapp`` reports it, since LEAPP 0.7.2 passes both arguments on to
+    a torch reduction that has neither."""
+    rng = np.random.default_rng(1)
+    x, fresh = (np.asarray(rng.standard_normal(shape) * 3).astype(dtype) for _ in range(2))
+    for expr in MASKED:
+        try:
+            with np.errstate(all="ignore"):
+                eval(expr, {"np": np, "x": x})
+                want = np.asarray(eval(expr, {"np": np, "x": fresh}))
+        except (TypeError, ValueError, OverflowError):  # NumPy refuses (a mask that does not broadcast, -1 for uint8)
+            continue
+        with np.errstate(all="ignore"):
+            trace = _trace(f"y = {expr}", x=x)
+            assert _errors(trace) == [], expr
+            (have,) = trace.nodes["node"](fresh)
+        assert have.dtype == want.dtype and have.shape == want.shape, expr
+        np.testing.assert_allclose(have.astype(np.float64), want.astype(np.float64),
+                                   rtol=1e-2 if dtype == "float16" else 1e-6, err_msg=expr)
+        leapp = _trace(f"y = {expr}", profile="leapp", x=x)
+        assert any(h.severity == "error" and h.line == 1 for h in leapp.hazards), expr

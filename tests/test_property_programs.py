@@ -58,7 +58,10 @@ SHAPE_OPS = ["{v}.reshape(-1)", "{v}.T", "np.flip({v})", "np.expand_dims({v}, 0)
              "np.matrix_transpose(np.atleast_2d({v}))", "np.unstack(np.atleast_1d({v}))[0]",
              "np.pad(np.atleast_1d({v}), 1, constant_values={k})", "np.power({v}, {k})", "np.isclose({v}, {k})",
              "np.diff(np.atleast_1d({v}))", "np.cumprod({v})", "np.mean({v} > {k})", "np.sum({v} * {k}, axis=-1)",
-             "np.linalg.norm(np.atleast_1d({v}), axis=-1)", "np.abs({v} - {k}) <= {hi}", "np.square({v}) + {k}"]
+             "np.linalg.norm(np.atleast_1d({v}), axis=-1)", "np.abs({v} - {k}) <= {hi}", "np.square({v}) + {k}",
+             "np.sum({v}, axis=-1, where={v} > {k})", "np.max({v}, initial={k})",
+             "np.min({v}, axis=0, where={v} != 0, initial={hi})", "np.mean({v}, where={v} > 0)",
+             "np.prod({v}, axis=-1, initial={k})", "np.any({v}, where={v} < {k})"]
 INDEXING = ["{v}[::-1]", "{v}[1::2]", "{v}[::-2]", "{v}[..., ::-1]", "{v}[{v} > 0]", "{v}[..., 0]",
             "{v}[np.array([0, -1])]", "{v}[np.array([2, 0, 1, 0]) % max({v}.shape[0], 1)]", "{v}[None]",
             "{v}[-1:]", "{v}[:, ::-1]", "{v}[np.array([True, False, True])]"]

@@ -452,8 +452,9 @@ class NodeBuilder:
             if not traced_here or not depends_on_inputs(node):
                 # With inputs=/outputs= the outputs are read after the cell ends (no cell line): report at
                 # the line that produced the value.
+                shown = "ndarray" if isinstance(value, np.ndarray) else type(value).__name__  # not TracedArray
                 self.report("untraced-output", out_line, [node.name], location=location, output=out_name,
-                            type=type(value).__name__)
+                            type=shown)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), dtype_name(eager.dtype), kind))
             self.output_nodes.append(node)
             self.sample_outputs[out_name] = eager

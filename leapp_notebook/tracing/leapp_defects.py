@@ -160,6 +160,16 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("empty-axis-tuple", _REDUCTIONS, lambda c: isinstance(c.p.get("axis"), tuple) and c.p.get("axis") == (),
            "it passes dim=() to torch, which reduces every axis, where NumPy's axis=() reduces none",
            "drop the reduction: axis=() does nothing in NumPy"),
+    Defect("masked-reduction", frozenset(f"{prefix}{name}" for prefix in ("np.", "ndarray.")
+                                         for name in ("sum", "prod", "mean", "max", "min", "all", "any")),
+           lambda c: ", ".join(f"{k}=" for k in ("where", "initial")
+                               if k in c.p and c.p[k] is not np._NoValue and c.p[k] is not True and
+                               (k != "initial" or c.p[k] is not None)),
+           "it passes where=/initial= on to the torch reduction, which has no such argument: compile_graph raises "
+           "(\"Keyword argument where unknown\")",
+           "mask and combine explicitly: np.sum(np.where(mask, x, np.zeros_like(x)), axis=...) + initial; "
+           "np.max(np.where(mask, x, np.full_like(x, initial)), axis=...); np.maximum(np.max(x, axis=...), "
+           "np.full_like(..., initial))"),
     Defect("int-mean", frozenset({"np.mean"}), lambda c: is_int(c.p.get("a")) and c.p.get("dtype") is None,
            "it records torch.mean on the integer tensor, and the exported model raises \"mean(): could not infer "
            "output dtype\"",

@@ -141,18 +141,16 @@ def _fn(func: Any, build: Builder, torch_name: str, refuses: str = "", *, displa
 
 # ------------------------------------------------------------------ the function table
 # NumPy function         builder (tracing/lookup/<family>.py)          torch op shown, refused arguments
-_fn(np.sum,                reductions.reduction(torch.sum),                 "torch.sum", "out initial where=True")
-_fn(np.prod,               reductions.reduction(torch.prod, single_dim=True), "torch.prod", "out initial where=True")
-_fn(np.mean,               reductions.reduction(torch.mean, float_for_ints=True), "torch.mean", "out where=True")
+_fn(np.sum,                reductions.reduction(torch.sum),                 "torch.sum", "out")
+_fn(np.prod,               reductions.reduction(torch.prod, single_dim=True), "torch.prod", "out")
+_fn(np.mean,               reductions.reduction(torch.mean, float_for_ints=True), "torch.mean", "out")
 # mean= is refused until leapp_defects.py knows that LEAPP 0.7.2 passes it to torch.std, which raises.
 _fn(np.std,                reductions.variance(std=True),                   "torch.sum/mul/div/sqrt",
     "out where=True mean")
 _fn(np.var,                reductions.variance(std=False),                  "torch.sum/mul/div", "out where=True mean")
-for _func, _torch_fn, _refuses in ((np.max, torch.amax, "out initial where=True"),
-                                   (np.min, torch.amin, "out initial where=True"),
-                                   (np.amax, torch.amax, "out initial where=True"),
-                                   (np.amin, torch.amin, "out initial where=True"),
-                                   (np.all, torch.all, "out where=True"), (np.any, torch.any, "out where=True")):
+for _func, _torch_fn, _refuses in ((np.max, torch.amax, "out"), (np.min, torch.amin, "out"),
+                                   (np.amax, torch.amax, "out"), (np.amin, torch.amin, "out"),
+                                   (np.all, torch.all, "out"), (np.any, torch.any, "out")):
     _fn(_func,             reductions.reduction(_torch_fn, values_only=True), _display(_torch_fn), _refuses)
 _fn(np.ptp,                reductions.build_ptp,                            "torch.amax-amin", "out")
 _fn(np.median,             reductions.quantile(None),                       "torch.sort (middle values)",

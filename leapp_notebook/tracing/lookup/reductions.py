@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray
+from .context import _BOOL, _F64, _I64, BuildContext, Unsupported, _asarray, torch_dtype
 from .normalize import _keepdims, _merge_dims, _one_axis, norm_axes
 from .row import reads
 
@@ -24,31 +24,92 @@ def _reduce_input(ctx: BuildContext, float_for_ints: bool) -> tuple[Any, np.ndar
     return ctx.tensor("a", want), arr
 
 
+# What each reduction starts from (NumPy's identity: where= fills the elements it leaves out with it), and how it
+# takes initial= in (max/min have no identity: NumPy asks for initial= with where=, and fills with it)
+_IDENTITY: dict[Any, Any] = {torch.sum: 0, torch.prod: 1, torch.all: True, torch.any: False, torch.mean: 0}
+_COMBINE: dict[Any, Any] = {torch.sum: torch.add, torch.prod: torch.mul, torch.amax: torch.maximum,
+                            torch.amin: torch.minimum}
+
+
+def _initial(ctx: BuildContext) -> Any:
+    """initial= as NumPy takes it in: cast (unsafely) to the result's dtype, a Python number; None when not given."""
+    if not ctx.given("initial"):
+        return None
+    with np.errstate(all="ignore"):
+        return np.asarray(ctx.static("initial")).astype(ctx.result_dtype).item()
+
+
+def _masked(ctx: BuildContext) -> bool:
+    """where= was given with a mask (where=True is NumPy's default: every element)."""
+    return ctx.has("where") and not (ctx.eager["where"] is True or ctx.eager["where"] is np._NoValue)
+
+
 def reduction(torch_fn: Any, *, float_for_ints: bool = False, values_only: bool = False,
               single_dim: bool = False) -> Callable[[BuildContext], Any]:
-    """sum/prod/mean/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op."""
+    """sum/prod/mean/max/min/all/any: axis -> dim, keepdims -> keepdim, ``axis=()`` is a no-op. where= masks the
+    elements out (the identity, or initial= for max/min, in their place; mean divides by the mask's count, as
+    NumPy's ``_mean``), initial= joins the result (added, multiplied, or its maximum/minimum)."""
 
-    @reads("a axis dtype keepdims")
+    @reads("a axis dtype keepdims initial where")
     def build(ctx: BuildContext) -> Any:
         x, arr = _reduce_input(ctx, float_for_ints)
         dims = norm_axes(ctx.static("axis"), arr.ndim)
         keep = _keepdims(ctx)
-        if dims == ():
-            # NumPy: axis=() reduces nothing (torch would reduce everything).
-            return ctx.call(torch.clone, x)
-        if arr.ndim == 0:
-            return ctx.call(torch.clone, x) if values_only else ctx.call(torch_fn, x)
-        if dims is None:
-            dims = tuple(range(arr.ndim))
-        if single_dim and len(dims) > 1:
-            # torch.prod takes one dim: reduce the merged axes instead.
-            node = ctx.call(torch_fn, _merge_dims(ctx, x, dims, arr.ndim), -1)
-            if keep:
-                node = ctx.call(torch.reshape, node, np.shape(ctx.result))
+        initial = _initial(ctx)
+        if torch_fn is torch.mean and _masked(ctx):
+            return _masked_mean(ctx, x, arr, dims, keep)
+        if _masked(ctx):
+            fill = _IDENTITY.get(torch_fn, initial)
+            if fill is None:
+                raise Unsupported("where= without initial=: NumPy needs initial= for a reduction with no identity")
+            x = ctx.call(torch.where, ctx.tensor("where", _BOOL), x, fill)
+        if initial is not None and torch_fn in (torch.amax, torch.amin) and arr.size == 0 and dims != ():
+            # max/min over nothing is initial= alone (torch's amax/amin refuse an empty axis), in the result's shape
+            shaped = _reduce(ctx, torch.sum, x, arr, dims, keep, False, False)
+            return ctx.call(torch.full_like, shaped, initial,
+                            dtype=torch_dtype(ctx.compute_dtype(ctx.result_dtype)))
+        node = _reduce(ctx, torch_fn, x, arr, dims, keep, values_only, single_dim)
+        if initial is None:
             return node
-        return ctx.call(torch_fn, x, dim=dims[0] if single_dim else dims, keepdim=keep)
+        if torch_fn in (torch.sum, torch.prod):
+            return ctx.call(_COMBINE[torch_fn], node, initial)  # a Python number: the node's dtype stays
+        return ctx.call(_COMBINE[torch_fn], node, ctx.constant(np.asarray(initial, ctx.result_dtype)))
 
     return build
+
+
+def _reduce(ctx: BuildContext, torch_fn: Any, x: Any, arr: np.ndarray, dims: tuple[int, ...] | None, keep: bool,
+            values_only: bool, single_dim: bool) -> Any:
+    if dims == ():
+        # NumPy: axis=() reduces nothing (torch would reduce everything).
+        return ctx.call(torch.clone, x)
+    if arr.ndim == 0:
+        return ctx.call(torch.clone, x) if values_only else ctx.call(torch_fn, x)
+    if dims is None:
+        dims = tuple(range(arr.ndim))
+    if single_dim and len(dims) > 1:
+        # torch.prod takes one dim: reduce the merged axes instead.
+        node = ctx.call(torch_fn, _merge_dims(ctx, x, dims, arr.ndim), -1)
+        if keep:
+            node = ctx.call(torch.reshape, node, np.shape(ctx.result))
+        return node
+    return ctx.call(torch_fn, x, dim=dims[0] if single_dim else dims, keepdim=keep)
+
+
+def _masked_mean(ctx: BuildContext, x: Any, arr: np.ndarray, dims: tuple[int, ...] | None, keep: bool) -> Any:
+    """np.mean(a, where=mask) as NumPy's ``_mean`` computes it: the sum of the elements the mask keeps (float16 in
+    float32), divided by how many it keeps (nan where none)."""
+    if ctx.result_dtype == np.float16 and not ctx.given("dtype"):
+        x = ctx.to(x, np.dtype(np.float32))
+    mask = ctx.call(torch.broadcast_to, ctx.tensor("where", _BOOL), arr.shape)
+    kept = ctx.call(torch.where, mask, x, 0)
+    if dims != ():
+        dims = tuple(range(arr.ndim)) if dims is None else dims
+        if arr.ndim:
+            kept = ctx.call(torch.sum, kept, dim=dims, keepdim=keep)
+            mask = ctx.call(torch.sum, mask, dim=dims, keepdim=keep)
+    node = ctx.call(torch.div, kept, mask)
+    return ctx.to_result_dtype(node, None if ctx.result_dtype != np.float16 else np.dtype(np.float32))
 
 
 def variance(std: bool) -> Callable[[BuildContext], Any]:
