@@ -18,29 +18,13 @@ Each shrunk failure found so far is a regression test at the end of this file.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_property_programs import (
-    DTYPES,
-    NUMBERS,
-    PROFILE,
-    SHAPES,
-    _as_array,
-    _copy,
-    _draw_array,
-    _run,
-    _same,
-    _tolerance,
-    check_program,
-)
-
-import leapp_notebook as ln
+from test_property_programs import DTYPES, NUMBERS, PROFILE, SHAPES, check_program
 
 # The modules a program may call: made once, so that the eager runs and the traces call the same weights.
 torch.manual_seed(0)
@@ -208,76 +192,27 @@ def two_nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
     return "\n".join(lines), inputs
 
 
-def check_nodes(source: str, spec: dict[str, tuple[tuple[int, ...], str]], seed: int = 0,
-                profile: str = "full") -> str:
-    """check_program for a cell that declares nodes ``pre`` and ``post`` itself (two_nodes): the graphs, chained
-    (``post`` given ``pre``'s output), must equal the eager cell on fresh inputs, or some node must carry an error
-    at a line. Traced twice, the second time from the recording cache."""
-    rng = np.random.default_rng(seed)
-    trace_inputs = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
-    fresh = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
-    eager_names = {**OBJECTS, "annotate": ln.annotate}
-    try:
-        _run(source, trace_inputs, eager_names)
-        want = _run(source, fresh, eager_names)
-    except Exception:  # noqa: BLE001 - NumPy or torch refuses the program
-        return "numpy-refuses"
-    outcomes = set()
-    for run in ("first trace", "re-trace"):
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                trace = ln.trace_cell(source, {"np": np, **OBJECTS,
-                                               **{k: _copy(v) for k, v in trace_inputs.items()}}, profile=profile)
-            except ln.TraceError as exc:  # a node declared wrongly (a NumPy scalar as its input): said at its line
-                assert str(exc).startswith("line "), (source, exc)
-                outcomes.add("reported")
-                continue
-        assert list(trace.nodes) == ["pre", "post"], (source, list(trace.nodes))
-        errors = [h for h in trace.hazards if h.severity == "error"]
-        if errors:
-            assert all(h.line is not None for h in errors), (source, errors)
-            outcomes.add("reported")
-            continue
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            (mid,) = trace.nodes["pre"](*fresh.values())
-            (have,) = trace.nodes["post"](mid)
-        have = _as_array(have)
-        assert _same(want, have, _tolerance(source, fresh)), (
-            f"{run}: {source}\ninputs {spec}\ngraph {have.dtype}{have.shape} {have!r}\n"
-            f"NumPy {want.dtype}{want.shape} {want!r}")
-        outcomes.add("faithful")
-    assert len(outcomes) == 1, f"{source}: the re-trace reports what the first trace did not, or the reverse"
-    return outcomes.pop()
+def _property(programs: Any, examples: int, outcomes: dict[str, int], declared: tuple[str, ...] = ()) -> Any:
+    """A property test over ``programs``: each drawn program, in either profile, is faithful or reported
+    (check_program), tallied in ``outcomes``; ``examples`` derandomized in CI, the dev profile's count otherwise."""
+
+    @pytest.mark.filterwarnings("ignore")
+    @settings(PROFILE, max_examples=PROFILE.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "dev" else examples)
+    @given(programs, st.sampled_from(["full", "leapp"]))
+    def test(program: tuple[str, dict[str, Any]], profile: str) -> None:
+        source, spec = program
+        outcome = check_program(source, spec, profile=profile, objects=OBJECTS, declared=declared)
+        assume(outcome != "numpy-refuses")
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+    return test
 
 
 OUTCOMES: dict[str, int] = {}
-
-
-@pytest.mark.filterwarnings("ignore")
-@settings(PROFILE, max_examples=PROFILE.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "dev" else 600)
-@given(nodes(), st.sampled_from(["full", "leapp"]))
-def test_random_node_graph_equals_the_eager_run_or_is_reported(program: tuple[str, dict[str, Any]],
-                                                               profile: str) -> None:
-    source, spec = program
-    outcome = check_program(source, spec, profile=profile, objects=OBJECTS)
-    assume(outcome != "numpy-refuses")
-    OUTCOMES[outcome] = OUTCOMES.get(outcome, 0) + 1
-
-
 TWO_NODE_OUTCOMES: dict[str, int] = {}
-
-
-@pytest.mark.filterwarnings("ignore")
-@settings(PROFILE, max_examples=PROFILE.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "dev" else 300)
-@given(two_nodes(), st.sampled_from(["full", "leapp"]))
-def test_random_two_node_cell_equals_the_eager_run_or_is_reported(program: tuple[str, dict[str, Any]],
-                                                                  profile: str) -> None:
-    source, spec = program
-    outcome = check_nodes(source, spec, profile=profile)
-    assume(outcome != "numpy-refuses")
-    TWO_NODE_OUTCOMES[outcome] = TWO_NODE_OUTCOMES.get(outcome, 0) + 1
+test_random_node_graph_equals_the_eager_run_or_is_reported = _property(nodes(), 600, OUTCOMES)
+test_random_two_node_cell_equals_the_eager_run_or_is_reported = _property(two_nodes(), 300, TWO_NODE_OUTCOMES,
+                                                                          declared=("pre", "post"))
 
 
 # ------------------------------------------------------------------ shrunk failures, kept as regressions

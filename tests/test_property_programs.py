@@ -197,27 +197,37 @@ def _same(want: np.ndarray, have: np.ndarray, rtol: float) -> bool:
 
 
 def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], seed: int = 0,
-                  profile: str = "full", objects: dict[str, Any] | None = None) -> str:
+                  profile: str = "full", objects: dict[str, Any] | None = None, *,
+                  declared: tuple[str, ...] = ()) -> str:
     """Trace ``source`` on one draw and compare the graph with NumPy on another: "faithful", "reported" or
     "numpy-refuses" (NumPy, or torch, refuses to run it); raises AssertionError on a silent difference. The program
     is traced twice, so the second trace is made from the recording cache (what a re-run cell gets), and both
     graphs are checked. ``objects``: more names the program reads (``torch``, modules), the same objects in the
-    eager runs and the traces."""
+    eager runs and the traces. ``declared``: the cell declares these nodes itself (``annotate``), each taking the
+    one output of the one before (the first takes the inputs); otherwise the trace names the inputs and ``y``."""
     rng = np.random.default_rng(seed)
     trace_inputs = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
     fresh = {k: _draw_array(rng, s, d) for k, (s, d) in spec.items()}
+    eager_objects = {**(objects or {}), "annotate": ln.annotate} if declared else objects
     try:
-        _run(source, trace_inputs, objects)
-        want = _run(source, fresh, objects)
+        _run(source, trace_inputs, eager_objects)
+        want = _run(source, fresh, eager_objects)
     except Exception:  # noqa: BLE001 - NumPy refuses the program (no loop for the dtype, bad shape)
         return "numpy-refuses"
     outcomes = set()
     for run in ("first trace", "re-trace"):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            trace = ln.trace_cell(source, {"np": np, **(objects or {})},
-                                  inputs={k: _copy(v) for k, v in trace_inputs.items()}, outputs=["y"],
-                                  profile=profile)
+            copies = {k: _copy(v) for k, v in trace_inputs.items()}
+            try:
+                trace = ln.trace_cell(source, {"np": np, **(objects or {}), **copies}, profile=profile) \
+                    if declared else ln.trace_cell(source, {"np": np, **(objects or {})}, inputs=copies,
+                                                   outputs=["y"], profile=profile)
+            except ln.TraceError as exc:  # a node declared wrongly (a NumPy scalar as its input): said at its line
+                assert declared and str(exc).startswith("line "), (source, exc)
+                outcomes.add("reported")
+                continue
+        assert list(trace.nodes) == list(declared or ["node"]), (source, list(trace.nodes))
         errors = [h for h in trace.hazards if h.severity == "error"]
         if errors:
             assert all(h.line is not None for h in errors), (source, errors)
@@ -225,7 +235,10 @@ def check_program(source: str, spec: dict[str, tuple[tuple[int, ...], str]], see
             continue
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            (have,) = trace.nodes["node"](*fresh.values())
+            values = tuple(fresh.values())
+            for node in trace.nodes.values():  # the nodes chained, as a pipeline runs them
+                values = node(*values)
+            (have,) = values
         have = _as_array(have)
         assert _same(want, have, _tolerance(source, fresh)), (
             f"{run}: {source}\ninputs {spec}\ngraph {have.dtype}{have.shape} {have!r}\n"
