@@ -70,7 +70,10 @@ T_MODULE = ["relu({v})", "softmax({v}.float())", "lin1({v}.float())", "lin3({v}.
 T_IN_PLACE = ["{v}.clone(); t{i}.add_({r})", "{v}.clone(); t{i} += {r}", "{v}.clone(); t{i}.mul_({r})",
               "{v}.clone(); t{i}[..., 0] = {r}", "{v}.clone(); t{i}.clamp_(min={r})", "{v}.clone(); t{i}.zero_()",
               "{v}.float(); t{i}.sub_({r}).div_(2)", "{v}.clone(); t{i}[t{i} > 0] = {r}",
-              "{v}.clone(); t{i}.copy_({v} * 2)", "{v}.clone(); t{i}.masked_fill_(t{i} < 0, {r})"]
+              "{v}.clone(); t{i}.copy_({v} * 2)", "{v}.clone(); t{i}.masked_fill_(t{i} < 0, {r})",
+              # through NumPy, into the tensor's own memory: the tensor shows the write
+              "{v}.detach().numpy(); t{i} *= {r}; t{i} = {v} * 1",
+              "{v}.detach()[..., :1].numpy(); t{i}[...] = {r}; t{i} = {v} + 0"]
 # a tensor sharing its memory with an array, written in place: the array shows the write
 SHARED = ["torch.from_numpy({v}); t{i}.add_({r}); t{i} = {v} * 1",
           "torch.from_numpy({v}); t{i}.mul_({r}); t{i} = {v} + t{i}.numpy()",
@@ -247,6 +250,12 @@ test_random_two_node_cell_equals_the_eager_run_or_is_reported = _property(two_no
     # np.asarray(t, dtype=...) of a 0-d tensor: the tracer sliced the 0-d array for its torch dtype, and raised
     ("with torch.no_grad():\n    t0 = torch.from_numpy(x)\n    t1 = np.asarray(t0, dtype=np.float32)\ny = t1",
      {"x": ((), "bool")}),
+    # a write through NumPy into a tensor's memory, the array made by t.detach().numpy(): t did not show it (the
+    # detached tensor, gone by then, was the only one known to share the memory)
+    ("for _step in range(3):\n    t7 = x.detach().numpy()\n    t8 = torch.from_numpy(t7); t8.add_(2); t8 = t7 * 1\n"
+     "y = t8", {"x": ((), "torch.float32")}),
+    ("t0 = x * 3\nt1 = t0.detach().numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
+    ("t0 = x * 3\nt1 = t0.data.numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
     # np.ascontiguousarray of a reversed view copies it; the tracer returned the view, which torch.from_numpy
     # refuses (negative strides), ending the trace where the eager cell runs
     ("t0 = x[::-1]\nt1 = torch.from_numpy(np.ascontiguousarray(t0))\ny = t1 * 2", {"x": ((3,), "float32")}),
@@ -266,6 +275,9 @@ def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> No
     # while its traced array lived, and that temporary was gone by the write
     ("t0 = torch.from_numpy(np.ascontiguousarray(x))\nt1 = torch.from_numpy(x); t1.zero_(); t1 = x * 1\n"
      "t2 = torch.from_numpy(x)\nt3 = torch.tanh(t0)\ny = t3", {"x": ((), "bool")}),
+    # a write through the NumPy view of a temporary view's detached tensor (p[1:].detach().numpy()): the view and
+    # the detached tensor are gone by the write, p covers more than the write: baked and reported, not silent
+    ("t0 = x * 3\nt1 = t0[1:].detach().numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
 ])
 def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""

@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -314,10 +314,6 @@ class NodeBuilder:
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
         placeholder = self.graph.placeholder(name)
         placeholder.meta[KEY] = make(numpy="input", torch="input", input=name, shape=shape, dtype=dtype, kind=kind)
-        if prov is not None and prov.lost is not None and type(prov.lost) is Outside:
-            # computed between the nodes from an earlier node's values: no node's graph holds that step
-            self.report("outside-input", prov.line, [placeholder.name], origin=prov.lost, input=name,
-                        producer=prov.builder.name)
         if self.placeholders:
             # Keep inputs together, in declaration order, ahead of the ops recorded so far.
             self.placeholders[-1].append(placeholder)

@@ -75,9 +75,10 @@ class Cause:
 
 
 # A step computed between two nodes, from the first one's values (Session.outside)
-_OUTSIDE_FIX = ("move this line into a node: into node '{producer}' before its annotate.output_tensors (and give "
-                "what node '{node}' needs as outputs), or into node '{node}' after its annotate.input_tensors, "
-                "computed from the values that call returns")
+_OUTSIDE_FIX = ("give its result to node '{node}' through annotate.input_tensors(\"{node}\", ...), so the step stays "
+                "between the nodes for the deploying runtime to fill; or move this line into a node: into node "
+                "'{producer}' before its annotate.output_tensors, or into node '{node}' after its "
+                "annotate.input_tensors, computed from the values that call returns")
 
 _BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
 
@@ -100,8 +101,6 @@ CAUSES: dict[str, Cause] = {
     "lost-used": Cause("untraced-call", "an array {origin} is used: it is baked as constant {const}{at}."),
     "outside-used": Cause("untraced-call", "a value {origin}, is used{at}: no node records that step, so the value "
                           "is baked as constant {const}.", fix=_OUTSIDE_FIX),
-    "outside-input": Cause("untraced-call", "input '{input}' of node '{node}' is a value {origin}: no node records "
-                           "that step, so the exported pipeline does not compute it.", fix=_OUTSIDE_FIX),
     "hidden-write": Cause("untraced-call", "an array written by code the tracer cannot see (compiled code?) is used "
                           "here; its contents may depend on traced data and are baked as constant {const}."),
     "not-in-lookup": Cause("untraced-call", "{why}{where}: " + _BAKED),

@@ -143,6 +143,10 @@ class Session:
         self.shared_storage: dict[int, SharedMemory] = {}
         # not yet in those two (``link``): weak references, as there
         self.crossings: list[tuple[weakref.ref, weakref.ref, weakref.ref]] = []  # (array, its owner, tensor)
+        # A traced tensor made by ``t.detach()`` (or ``t.data``) -> (it, t), weakly: it shares ``t``'s memory and
+        # write counter without being a view of it (``_base`` is None), so a crossing made from it links ``t`` too
+        # (``link``): ``t.detach().numpy()`` is the usual way out of torch, and ``t`` outlives the temporary.
+        self.detached: dict[int, tuple[weakref.ref, weakref.ref]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -177,7 +181,32 @@ class Session:
                     return
         # the owner now: the traced array may be gone by the first write (``torch.from_numpy(np.asarray(x))``: the
         # tensor keeps only the plain array under it), the memory and its owner are not
-        self.crossings.append((weakref.ref(array), weakref.ref(root(array)), weakref.ref(tensor)))
+        array_ref, owner_ref = weakref.ref(array), weakref.ref(root(array))
+        self.crossings.append((array_ref, owner_ref, weakref.ref(tensor)))
+        # ... and the tensors the crossed one shares its memory with without a crossing: the tensor it is a view of
+        # (``x[0:1].numpy()``), the one it was detached from (``x.detach().numpy()``), and theirs. A temporary view
+        # or detached tensor is gone by the first write; the tensor it came from is read after it.
+        for source in self._sources(tensor):
+            self.crossings.append((array_ref, owner_ref, weakref.ref(source)))
+
+    def detached_from(self, result: torch.Tensor, source: torch.Tensor) -> None:
+        """``result`` is ``source.detach()`` (or ``source.data``): remembered with ``source`` and the tensors
+        ``source`` shares its memory with, for :meth:`link` (weakly: ``source`` may be a temporary view that is
+        gone before ``result`` crosses, ``p[1:].detach().numpy()``)."""
+        chain = [source, *self._sources(source)]
+        self.detached[id(result)] = (weakref.ref(result), [weakref.ref(t) for t in chain])
+
+    def _sources(self, tensor: torch.Tensor) -> list[torch.Tensor]:
+        """The tensors ``tensor`` shares its memory with that are not crossings: its view base (torch keeps the
+        root base), or what it was detached from (:meth:`detached_from`), still alive."""
+        with _OWN_READS():
+            base = tensor._base
+        if base is not None:
+            return [base, *self._sources(base)] if id(base) in self.detached else [base]
+        entry = self.detached.get(id(tensor))
+        if entry is None or entry[0]() is not tensor:
+            return []
+        return [t for t in (ref() for ref in entry[1]) if t is not None]
 
     def _settle(self) -> None:
         """The crossings made since the last write, into ``shared`` and ``shared_storage``."""

@@ -176,6 +176,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if attr == "data":
         _leapp_portability(sess, builder, "Tensor.data", (tensor,), {}, [source.name], line, location)
+        sess.detached_from(value, tensor)  # its memory, not a view of it
         return sess.wrap(builder, value, source)
     if attr in _VIEW_PROPERTIES:
         method, extra = _VIEW_PROPERTIES[attr](tensor)
@@ -273,6 +274,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         return _rebind(sess, builder, target, node, line, location)
     if isinstance(result, torch.Tensor):
         replay.trusted(builder, start)
+        if name == "detach" and isinstance(args[0], torch.Tensor):  # the memory and write counter of args[0]
+            sess.detached_from(result, args[0])
         return sess.wrap(builder, result, node)
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=shown,
