@@ -283,6 +283,10 @@ def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> No
     # a write through the NumPy view of a temporary view's detached tensor (p[1:].detach().numpy()): the view and
     # the detached tensor are gone by the write, p covers more than the write: baked and reported, not silent
     ("t0 = x * 3\nt1 = t0[1:].detach().numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
+    # ... and inside inference_mode, where a view of an inference tensor has no _base: the crossing's temporary view
+    # was gone by the write, and the array made on it was not known to share x's memory
+    ("with torch.inference_mode():\n    t0 = torch.from_numpy(x)\n    t1 = t0.detach()[..., :1].numpy(); t1[...] = 2"
+     "\n    t4 = torch.from_numpy(x)\ny = torch.tanh(t4)", {"x": ((3,), "float32")}),
 ])
 def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""

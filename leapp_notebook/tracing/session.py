@@ -92,7 +92,8 @@ class SharedMemory:
         self.storages.add(address)
         if array is not None:
             self.arrays[id(array)] = weakref.ref(array)
-        self.tensors[id(tensor)] = weakref.ref(tensor)
+        if tensor is not None:
+            self.tensors[id(tensor)] = weakref.ref(tensor)
 
     def merge(self, other: SharedMemory) -> None:
         self.owners.update(other.owners)
@@ -142,7 +143,9 @@ class Session:
         self.shared: dict[int, SharedMemory] = {}
         self.shared_storage: dict[int, SharedMemory] = {}
         # not yet in those two (``link``): weak references, as there
-        self.crossings: list[tuple[weakref.ref, weakref.ref, weakref.ref]] = []  # (array, its owner, tensor)
+        # (array, its owner, tensor, the tensor's storage address: the owner's memory is part of that block even when
+        # the tensor, a temporary view, is gone by the first write)
+        self.crossings: list[tuple[weakref.ref, weakref.ref, weakref.ref, int]] = []
         # A traced tensor made by ``t.detach()`` (or ``t.data``) -> (it, t), weakly: it shares ``t``'s memory and
         # write counter without being a view of it (``_base`` is None), so a crossing made from it links ``t`` too
         # (``link``): ``t.detach().numpy()`` is the usual way out of torch, and ``t`` outlives the temporary.
@@ -182,12 +185,14 @@ class Session:
         # the owner now: the traced array may be gone by the first write (``torch.from_numpy(np.asarray(x))``: the
         # tensor keeps only the plain array under it), the memory and its owner are not
         array_ref, owner_ref = weakref.ref(array), weakref.ref(root(array))
-        self.crossings.append((array_ref, owner_ref, weakref.ref(tensor)))
+        with _OWN_READS():
+            address = tensor.untyped_storage().data_ptr()
+        self.crossings.append((array_ref, owner_ref, weakref.ref(tensor), address))
         # ... and the tensors the crossed one shares its memory with without a crossing: the tensor it is a view of
         # (``x[0:1].numpy()``), the one it was detached from (``x.detach().numpy()``), and theirs. A temporary view
         # or detached tensor is gone by the first write; the tensor it came from is read after it.
         for source in self._sources(tensor):
-            self.crossings.append((array_ref, owner_ref, weakref.ref(source)))
+            self.crossings.append((array_ref, owner_ref, weakref.ref(source), address))
 
     def detached_from(self, result: torch.Tensor, source: torch.Tensor) -> None:
         """``result`` is ``source.detach()`` (or ``source.data``): remembered with ``source`` and the tensors
@@ -213,11 +218,12 @@ class Session:
         crossings = self.crossings[:]
         self.crossings.clear()
         with _OWN_READS():
-            for array_ref, owner_ref, tensor_ref in crossings:
+            for array_ref, owner_ref, tensor_ref, address in crossings:
                 array, owner, tensor = array_ref(), owner_ref(), tensor_ref()
-                if owner is None or tensor is None:  # gone: nothing reads it any more
+                if owner is None:  # gone: nothing reads it any more
                     continue
-                address = tensor.untyped_storage().data_ptr()
+                # the tensor may be gone (a temporary view of an inference tensor, which has no ``_base``): its
+                # storage is not, and the owner's memory is part of it
                 memory = self._memory_of(owner)
                 known = self.shared_storage.get(address)
                 if memory is None:
@@ -228,7 +234,7 @@ class Session:
                         self.shared[key] = memory
                     for key in known.storages:
                         self.shared_storage[key] = memory
-                memory.add(owner, address, array, tensor)  # array None: the traced array is gone
+                memory.add(owner, address, array, tensor)  # None: the traced array or the tensor is gone
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
