@@ -287,6 +287,12 @@ def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> No
     # was gone by the write, and the array made on it was not known to share x's memory
     ("with torch.inference_mode():\n    t0 = torch.from_numpy(x)\n    t1 = t0.detach()[..., :1].numpy(); t1[...] = 2"
      "\n    t4 = torch.from_numpy(x)\ny = torch.tanh(t4)", {"x": ((3,), "float32")}),
+    # ... and for an inference tensor no crossing made: its view (no _base) was the only known link to it
+    ("with torch.inference_mode():\n    t0 = torch.tensor([np.sum(x), np.prod(x)])\n"
+     "    t1 = t0.detach()[..., :1].numpy(); t1[...] = w; t1 = t0 + 0\n    t4 = torch.tanh(t0)\ny = t4",
+     {"x": ((), "bool"), "w": ((), "int8")}),
+    ("with torch.inference_mode():\n    t0 = x * 3\n    t1 = t0[1:].numpy(); t1 *= 2\n    t4 = t0 + 1\ny = t4",
+     {"x": ((3,), "torch.float32")}),
 ])
 def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""

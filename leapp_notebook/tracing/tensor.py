@@ -207,6 +207,10 @@ class _Plan:
 
 
 _PLANS: dict[Any, _Plan] = {}
+# Torch calls whose result can be a view of their first argument (for inference tensors, which keep no ``_base``)
+_VIEWS = frozenset({"__getitem__", "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "squeeze",
+                    "unsqueeze", "flatten", "unflatten", "expand", "expand_as", "narrow", "select", "t", "movedim",
+                    "moveaxis", "swapaxes", "swapdims", "diagonal", "as_strided", "unfold", "real", "imag"})
 
 
 def _plan(func: Any, name: str) -> _Plan:
@@ -276,6 +280,9 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         replay.trusted(builder, start)
         if name == "detach" and isinstance(args[0], torch.Tensor):  # the memory and write counter of args[0]
             sess.detached_from(result, args[0])
+        elif name in _VIEWS and isinstance(args[0], torch.Tensor) and result.is_inference() \
+                and result.untyped_storage().data_ptr() == args[0].untyped_storage().data_ptr():
+            sess.detached_from(result, args[0])  # a view of an inference tensor has no ``_base`` to find it by
         return sess.wrap(builder, result, node)
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=shown,
