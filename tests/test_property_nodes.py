@@ -261,6 +261,12 @@ test_random_two_node_cell_equals_the_eager_run_or_is_reported = _property(two_no
      "y = t8", {"x": ((), "torch.float32")}),
     ("t0 = x * 3\nt1 = t0.detach().numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
     ("t0 = x * 3\nt1 = t0.data.numpy(); t1 *= 2; t1 = t0 + 1\ny = t1", {"x": ((2,), "torch.float32")}),
+    # a tensor assigned into an array (a[...] = t): the tensor itself went into the graph's arguments, which fx
+    # wrote as torch.Tensor(size=..., dtype=float32): the graph raised NameError when run
+    ("with torch.no_grad():\n    t0 = w.detach()[..., :1].numpy(); t0[...] = w; t0 = w + 0\ny = t0",
+     {"x": ((), "bool"), "w": ((), "torch.int8")}),
+    ("t0 = x * 1\nt0[0] = w[0]\ny = t0", {"x": ((3,), "float64"), "w": ((3,), "torch.float32")}),
+    ("t0 = x * 1\nt0[...] = torch.tensor(2.5)\ny = t0", {"x": ((3,), "float64")}),
     # np.ascontiguousarray of a reversed view copies it; the tracer returned the view, which torch.from_numpy
     # refuses (negative strides), ending the trace where the eager cell runs
     ("t0 = x[::-1]\nt1 = torch.from_numpy(np.ascontiguousarray(t0))\ny = t1 * 2", {"x": ((3,), "float32")}),

@@ -245,7 +245,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     else:
         base = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
     graph_key, _, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, (np.ndarray, np.generic, torch.Tensor)):  # ``a[...] = t`` too: its node, or a constant
         graph_val = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     else:
         graph_val = value
