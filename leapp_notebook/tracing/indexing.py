@@ -33,9 +33,9 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     if builder is None:
         return sess.watch(eager) if isinstance(eager, np.ndarray) else eager
     if builder.closed:
-        closed, builder = builder, sess.reopen(builder)
-        if builder is None:
-            return sess.outside(closed, eager, "indexing")
+        builder = sess.reopen(builder)
+        if builder.closed:
+            return sess.outside(builder, eager, "indexing")
     site = sess.where()
     line, location, helper = site
     # a key recorded before on an operand of the same dtype and shape: its nodes again (tracing/replay.py)

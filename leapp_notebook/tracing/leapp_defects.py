@@ -163,8 +163,7 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("masked-reduction", frozenset(f"{prefix}{name}" for prefix in ("np.", "ndarray.")
                                          for name in ("sum", "prod", "mean", "max", "min", "all", "any")),
            lambda c: ", ".join(f"{k}=" for k in ("where", "initial")
-                               if k in c.p and c.p[k] is not np._NoValue and c.p[k] is not True and
-                               (k != "initial" or c.p[k] is not None)),
+                               if c.p.get(k) is not None and c.p[k] is not np._NoValue and c.p[k] is not True),
            "it passes where=/initial= on to the torch reduction, which has no such argument: compile_graph raises "
            "(\"Keyword argument where unknown\")",
            "mask and combine explicitly: np.sum(np.where(mask, x, np.zeros_like(x)), axis=...) + initial; "

@@ -146,10 +146,11 @@ class Session:
         # (array, its owner, tensor, the tensor's storage address: the owner's memory is part of that block even when
         # the tensor, a temporary view, is gone by the first write)
         self.crossings: list[tuple[weakref.ref, weakref.ref, weakref.ref, int]] = []
-        # A traced tensor made by ``t.detach()`` (or ``t.data``) -> (it, t), weakly: it shares ``t``'s memory and
-        # write counter without being a view of it (``_base`` is None), so a crossing made from it links ``t`` too
-        # (``link``): ``t.detach().numpy()`` is the usual way out of torch, and ``t`` outlives the temporary.
-        self.detached: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+        # id of a traced tensor that shares another's memory with no ``_base`` to find it by (``t.detach()``,
+        # ``t.data``, a view of an inference tensor) -> (it, [the tensors it shares memory with]), weakly: a crossing
+        # made from it links those too (``link``): ``t.detach().numpy()`` is the usual way out of torch, and ``t``
+        # outlives the temporary (``detached_from``)
+        self.detached: dict[int, tuple[weakref.ref, list[weakref.ref]]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -354,13 +355,13 @@ class Session:
                 return builder
         return None
 
-    def reopen(self, builder: NodeBuilder) -> NodeBuilder | None:
+    def reopen(self, builder: NodeBuilder) -> NodeBuilder:
         """The node that records an op on values of ``builder``, a node that already received its outputs: the
         node open now (the closed node's values are baked there, each reported as ``other-node``: a later node
-        must declare them with ``input_tensors``), or None when no node is open (then :meth:`outside` marks the
-        result)."""
+        must declare them with ``input_tensors``), or ``builder`` itself when no node is open (still closed: the
+        caller then has :meth:`outside` mark the result)."""
         current = self.open_builder()
-        return current if current is not builder else None
+        return current if current is not None else builder
 
     def outside(self, builder: NodeBuilder, result: Any, name: str) -> Any:
         """``result`` of ``name``, computed from values of ``builder`` (a node that received its outputs) while no
@@ -484,9 +485,9 @@ class Session:
         ``alias``: a second cache key for the call (the ufunc hook's own, read from its operands), given the call's
         template too."""
         if builder.closed:
-            closed, builder = builder, self.reopen(builder)
-            if builder is None:
-                return self.outside(closed, plain(result, depth=0), name)
+            builder = self.reopen(builder)
+            if builder.closed:
+                return self.outside(builder, plain(result, depth=0), name)
         site = self.where()
         line, location, helper = site
         recorded = row is not None and (self.profile == "full" or row.leapp)

@@ -132,9 +132,9 @@ class TorchRecorder(TorchFunctionMode):
         if builder.session is not sess:
             return func(*args, **kwargs)
         if builder.closed:
-            closed, builder = builder, sess.reopen(builder)
-            if builder is None:
-                return sess.outside(closed, func(*args, **kwargs), display(func))
+            builder = sess.reopen(builder)
+            if builder.closed:
+                return sess.outside(builder, func(*args, **kwargs), display(func))
         return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
 
 
@@ -169,8 +169,8 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     builder = prov.builder
     if builder.closed:
         builder = sess.reopen(builder)
-        if builder is None:
-            return sess.outside(prov.builder, value, f"Tensor.{attr}")
+        if builder.closed:
+            return sess.outside(builder, value, f"Tensor.{attr}")
     line, location, helper = sess.where()
     start = len(builder.fresh)
     source = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
@@ -447,8 +447,8 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
         return eager
     if builder.closed:
         builder = sess.reopen(builder)
-        if builder is None:
-            return sess.outside(prov.builder, eager, what)
+        if builder.closed:
+            return sess.outside(builder, eager, what)
     line, location, helper = sess.where()
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
@@ -467,9 +467,9 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
     if builder is None:
         return eager
     if builder.closed:
-        closed, builder = builder, sess.reopen(builder)
-        if builder is None:
-            return sess.outside(closed, eager, what)
+        builder = sess.reopen(builder)
+        if builder.closed:
+            return sess.outside(builder, eager, what)
     line, location, helper = sess.where()
     start = len(builder.fresh)
     if isinstance(value, np.ndarray):
@@ -551,10 +551,10 @@ def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     if builder is None or builder.session is not sess:
         return original(module, *args, **kwargs)
     if builder.closed:
-        closed, builder = builder, sess.reopen(builder)
-        if builder is None:
+        builder = sess.reopen(builder)
+        if builder.closed:
             with _OWN_READS():
-                return sess.outside(closed, original(module, *args, **kwargs), f"{type(module).__name__}(...)")
+                return sess.outside(builder, original(module, *args, **kwargs), f"{type(module).__name__}(...)")
     # The module runs as it would untraced; torch's function dispatch skips the recorder inside it (each of
     # its torch calls would only pass through), and so do the tracer's own reads of its tensors.
     with _OWN_READS():

@@ -26,7 +26,7 @@ def _reduce_input(ctx: BuildContext, float_for_ints: bool) -> tuple[Any, np.ndar
 
 # What each reduction starts from (NumPy's identity: where= fills the elements it leaves out with it), and how it
 # takes initial= in (max/min have no identity: NumPy asks for initial= with where=, and fills with it)
-_IDENTITY: dict[Any, Any] = {torch.sum: 0, torch.prod: 1, torch.all: True, torch.any: False, torch.mean: 0}
+_IDENTITY: dict[Any, Any] = {torch.sum: 0, torch.prod: 1, torch.all: True, torch.any: False}
 _COMBINE: dict[Any, Any] = {torch.sum: torch.add, torch.prod: torch.mul, torch.amax: torch.maximum,
                             torch.amin: torch.minimum}
 
@@ -56,9 +56,10 @@ def reduction(torch_fn: Any, *, float_for_ints: bool = False, values_only: bool 
         dims = norm_axes(ctx.static("axis"), arr.ndim)
         keep = _keepdims(ctx)
         initial = _initial(ctx)
-        if torch_fn is torch.mean and _masked(ctx):
+        masked = _masked(ctx)
+        if masked and torch_fn is torch.mean:
             return _masked_mean(ctx, x, arr, dims, keep)
-        if _masked(ctx):
+        if masked:
             fill = _IDENTITY.get(torch_fn, initial)
             if fill is None:
                 raise Unsupported("where= without initial=: NumPy needs initial= for a reduction with no identity")
@@ -73,7 +74,8 @@ def reduction(torch_fn: Any, *, float_for_ints: bool = False, values_only: bool 
             return node
         if torch_fn in (torch.sum, torch.prod):
             return ctx.call(_COMBINE[torch_fn], node, initial)  # a Python number: the node's dtype stays
-        return ctx.call(_COMBINE[torch_fn], node, ctx.constant(np.asarray(initial, ctx.result_dtype)))
+        bound = np.asarray(initial, ctx.compute_dtype(ctx.result_dtype))  # max/min: a tensor, in the node's dtype
+        return ctx.call(_COMBINE[torch_fn], node, ctx.constant(bound))
 
     return build
 
