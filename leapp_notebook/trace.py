@@ -12,7 +12,9 @@ import itertools
 import json
 import linecache
 import os
+import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -190,6 +192,69 @@ def _uninstall() -> dict[int, Any]:
 
 
 # ------------------------------------------------------------------------------------------
+# warnings raised by traced calls
+# ------------------------------------------------------------------------------------------
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_OURS = (_PACKAGE, "<leapp_notebook ")  # the package's files and the replay code it generates
+# torch's own plumbing between a Python-level torch function and the tracer's __torch_function__
+_DISPATCH = (os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "overrides.py"),)
+_WARNINGS_FILE = warnings.__file__
+
+
+def _eager_frame(filename: str, lineno: int) -> tuple[Any, Any]:
+    """(the frame a warning was raised at, the frame it would come from if the cell ran without the tracer).
+    NumPy and torch raise a warning at the innermost Python frame (``stacklevel`` 1, or more for torch's Python
+    functions), which under the tracer is one of the hook's own: this walks out from it past the tracer's frames
+    and torch's dispatch to the first frame of the cell, or of the library that made the call. (None, None) when
+    the warning's frame is not on the stack (it was not raised here)."""
+    frame = sys._getframe(2)
+    inner = set()
+    while frame is not None and not (frame.f_code.co_filename == filename and frame.f_lineno == lineno):
+        if frame.f_code.co_filename != _WARNINGS_FILE:
+            inner.add(frame.f_code)  # a Python function that warned with stacklevel > 1 (F.softmax)
+        frame = frame.f_back
+    raised = frame
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_OURS) or name in _DISPATCH:
+            frame = frame.f_back
+        elif frame.f_code in inner:  # the same function, called by the cell: eager's stack has it once
+            inner.discard(frame.f_code)
+            frame = frame.f_back
+        else:
+            return raised, frame
+    return None, None
+
+
+def _at_cell(shown: Callable[..., Any]) -> Callable[..., Any]:
+    """A ``warnings.showwarning`` for the time a cell runs under the tracer: a warning NumPy or torch raised inside
+    the tracer's hook (``divide by zero encountered in log``) is raised again where the cell's eager run raises it,
+    at the cell's line (or the library's), through the warning filters and that module's registry: shown, ignored,
+    once per location or raised as an error, as without the tracer. Anything else goes to ``shown``."""
+
+    def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                    line: str | None = None) -> None:
+        raised, frame = _eager_frame(filename, lineno) if filename.startswith(_OURS) else (None, None)
+        if frame is None:
+            shown(message, category, filename, lineno, file, line)
+            return
+        # the pass at the hook's line must not hold back the same warning at another line of the cell
+        text = str(message)
+        registry = raised.f_globals.get("__warningregistry__")
+        if isinstance(registry, dict):
+            for key in ((text, category, lineno), (text, category, 0)):
+                registry.pop(key, None)
+        warnings.onceregistry.pop((text, category), None)
+        at = frame.f_globals
+        warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                               module=at.get("__name__", "<string>"),
+                               registry=at.setdefault("__warningregistry__", {}), module_globals=at)
+
+    return showwarning
+
+
+# ------------------------------------------------------------------------------------------
 # trace_cell
 # ------------------------------------------------------------------------------------------
 
@@ -273,6 +338,8 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     _session.ACTIVE = sess
     mode = _tensor.TorchRecorder()
     mode.__enter__()
+    shown = warnings.showwarning  # a warning raised inside the hook is shown at the cell's line
+    at_cell = warnings.showwarning = _at_cell(shown)
     try:
         if input_names is not None:
             builder = sess.builder(node)
@@ -305,6 +372,8 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     finally:
         mode.__exit__(None, None, None)
         _session.ACTIVE = None
+        if warnings.showwarning is at_cell:  # unless the cell set its own
+            warnings.showwarning = shown
         wrappers = _uninstall()
         for name, alias in aliases.items():  # the caller's own input objects, not the traced aliases
             if namespace.get(name) is alias and name in snapshot:

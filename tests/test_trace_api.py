@@ -423,3 +423,96 @@ y = out["v"] + x
         outside.join()
     assert seen and set(seen) == {np.ndarray}
     assert len(counts) == 1  # the same graph every run
+
+
+# --- warnings NumPy and torch raise inside the tracer's hook: shown where the eager cell shows them ----------------
+
+WARNING_CELL = '''\
+x = annotate.input_tensors("n", {"x": raw})
+y = np.log(x - x)
+t = torch.from_numpy(y)
+w = torch.nn.functional.softmax(t)
+z = np.log(x - x) + w.numpy()
+annotate.output_tensors("n", {"z": z})
+'''
+
+
+def warned(source, namespace, action="default"):
+    """The warnings a trace of ``source`` shows, as (file, line, category, message, the line's text)."""
+    shown = []
+
+    def record(message, category, filename, lineno, file=None, line=None):
+        import linecache
+        shown.append((filename, lineno, category, str(message), linecache.getline(filename, lineno).strip()))
+
+    with pytest.MonkeyPatch.context() as patch:
+        import warnings
+        patch.setattr(warnings, "filters", list(warnings.filters))
+        warnings.simplefilter(action)
+        patch.setattr(warnings, "showwarning", record)
+        trace = ln.trace_cell(source, namespace)
+        assert warnings.showwarning is record  # put back
+    return trace, shown
+
+
+@pytest.mark.parametrize("retrace", [False, True])
+def test_a_warning_raised_in_the_hook_is_shown_at_the_cell_line(retrace):
+    namespace = {"np": np, "torch": torch, "raw": np.ones(3)}
+    if retrace:  # the second trace of a cell replays its calls (code the tracer generates)
+        warned(WARNING_CELL, dict(namespace))
+    _, shown = warned(WARNING_CELL, namespace)
+    cell = shown[0][0]
+    assert cell.startswith("<leapp-cell-")
+    assert [(line, category, text) for _, line, category, _, text in shown] == [
+        (2, RuntimeWarning, "y = np.log(x - x)"),
+        (4, UserWarning, "w = torch.nn.functional.softmax(t)"),
+        (5, RuntimeWarning, "z = np.log(x - x) + w.numpy()"),  # the same warning at another line: shown again
+    ]
+    assert all(filename == cell for filename, *_ in shown)
+    assert "divide by zero encountered in log" in shown[0][3] and "softmax" in shown[1][3]
+
+
+def test_the_users_warning_filters_still_apply_to_them():
+    namespace = {"np": np, "torch": torch, "raw": np.ones(3)}
+    _, shown = warned(WARNING_CELL, dict(namespace), action="ignore")
+    assert shown == []
+    _, shown = warned(WARNING_CELL, dict(namespace), action="once")
+    assert [line for _, line, *_ in shown] == [2, 4]  # once per message, as in the eager run
+    with pytest.raises(ln.CellError, match=r"line 2: RuntimeWarning: divide by zero encountered in log"):
+        warned(WARNING_CELL, dict(namespace), action="error")
+
+
+def test_a_warning_inside_a_helper_is_shown_at_the_helpers_line():
+    # the cell calls a function of another file (a library's, a module's forward): eager shows the warning there
+    source = ('x = annotate.input_tensors("n", {"x": raw})\ny = helper(x)\nt = policy(torch.from_numpy(y))\n'
+              'annotate.output_tensors("n", {"t": t})\n')
+
+    def helper(v):
+        return np.log(v - v)
+
+    class Soft(torch.nn.Module):
+        def forward(self, t):
+            return torch.nn.functional.softmax(t)
+
+    _, shown = warned(source, {"np": np, "torch": torch, "raw": np.ones(3, np.float32), "helper": helper,
+                               "policy": Soft().eval()})
+    assert [(filename, category, text) for filename, _, category, _, text in shown] == [
+        (__file__, RuntimeWarning, "return np.log(v - v)"),
+        (__file__, UserWarning, "return torch.nn.functional.softmax(t)")]
+
+
+def test_a_cell_that_sets_its_own_showwarning_keeps_it():
+    import warnings
+    before = warnings.showwarning
+
+    def mine(*args, **kwargs):
+        pass
+
+    try:
+        ln.trace_cell("import warnings\nwarnings.showwarning = mine\ny = x * 2",
+                      {"np": np, "x": X, "mine": mine}, inputs=["x"], outputs=["y"])
+        assert warnings.showwarning is mine
+    finally:
+        warnings.showwarning = before
+    ln.trace_cell("y = x * 2", {"np": np, "x": X}, inputs=["x"], outputs=["y"])
+    assert warnings.showwarning is before
