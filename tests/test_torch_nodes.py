@@ -209,6 +209,57 @@ def test_in_place_ops_are_recorded_functionally_and_a_write_into_an_input_is_rep
     torch.testing.assert_close(t3, torch.tensor([15.0, 18.0, 21.0]))
 
 
+@pytest.mark.parametrize("kind, write, marked, then", [
+    # (the input's kind, the write at line 2, the graph node marked: the op that wrote, else the input; the hazards
+    # after it: a write through a view of part of x leaves x itself stale, baked where it is read)
+    ("numpy", "x += 1", "x", []),
+    ("numpy", "x[0] = 5", "x", []),
+    ("numpy", "np.multiply(x, 2, out=x)", "x", []),
+    ("numpy", "x[1:] *= 2", "x", []),
+    ("numpy", "torch.from_numpy(x).add_(1)", "add", []),
+    ("numpy", "torch.from_numpy(x[1:]).mul_(2)", "mul", ["untraced-call", "untraced-output"]),
+    ("torch", "x.add_(1)", "add", []),
+    ("torch", "x[0] = 5", "setitem", []),
+    ("torch", "x[:2].mul_(2)", "mul", ["untraced-call", "untraced-output"]),
+    ("torch", "a = x.detach().numpy()\na += 1", "x", []),
+    # the array written is a temporary, gone when x is read: nothing holds the write's value for x (reported)
+    ("torch", "x.detach().numpy()[0] = 7", "x", ["untraced-call", "untraced-output"]),
+])
+def test_a_write_into_a_node_input_is_reported_whichever_side_writes(kind, write, marked, then):
+    cell = (f"x = annotate.input_tensors('n', {{'x': raw}})\n{write}\ny = x * 2\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    raw = np.ones(3) if kind == "numpy" else torch.ones(3)
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": raw})
+    assert not np.array_equal(np.asarray(raw), np.ones(3))  # the cell wrote into the caller's value, as untraced
+    hazard, *others = trace.hazards
+    what, copy = ("array", "copy") if kind == "numpy" else ("tensor", "clone")
+    assert (hazard.kind, hazard.severity, hazard.line) == ("untraced-call", "warning", 2 + write.count("\n"))
+    assert f"node input 'x' is written in place: the eager cell changes the caller's {what}" in hazard.message
+    assert f"(x = x.{copy}())" in hazard.fix
+    assert [name.rstrip("_0123456789") for name in hazard.graph_nodes] == [marked]
+    assert [h.kind for h in others] == then
+    if not then:
+        assert trace.probe(4).passed  # the graph computes what the cell returns; only the caller's value differs
+
+
+def test_reading_a_node_input_or_writing_a_copy_of_it_is_not_a_write_into_it():
+    cell = ("x = annotate.input_tensors('n', {'x': raw})\nc = x.copy()\nc += 1\nv = x[1:]\nx = x + 1\n"
+            "x += v.sum()\nt = torch.from_numpy(c)\nt.mul_(2)\nannotate.output_tensors('n', {'y': x, 't': t})\n")
+    raw = np.ones(3)
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": raw})
+    assert trace.hazards == [] and np.array_equal(raw, np.ones(3))
+
+
+def test_a_later_node_writing_into_an_earlier_nodes_input_reports_it():
+    cell = ("x = annotate.input_tensors('pre', {'x': raw})\ny = x * 2\nannotate.output_tensors('pre', {'y': y})\n"
+            "z = annotate.input_tensors('post', {'z': y})\nx[0] = 9\nw = z + 1\n"
+            "annotate.output_tensors('post', {'w': w})\n")
+    trace = ln.trace_cell(cell, {"np": np, "raw": np.ones(3)})
+    (hazard,) = trace.hazards
+    assert (hazard.node, hazard.line, hazard.graph_nodes) == ("post", 5, [])
+    assert "node input 'x' is written in place" in hazard.message
+
+
 def test_a_view_taken_before_an_in_place_write_is_baked():
     cell = ("t = annotate.input_tensors('n', {'t': x})\n"
             "u = t * 1\n"

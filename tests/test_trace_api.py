@@ -244,6 +244,55 @@ def test_a_step_between_two_nodes_is_reported_at_its_line(between: str, post_lin
     assert not t.probe(n=4, seed=0).passed
 
 
+@pytest.mark.parametrize("between, post_line, what", [
+    # a scalar or a Python value taken between the nodes from the first node's values: nothing can follow it into
+    # node post (a NumPy scalar or a Python number carries no mark), so the next node declared says it may be a literal
+    ("k = float(t1.sum())", "t2 = b * k", "Tensor.__float__() = "),
+    ("k = t1.sum().item()", "t2 = b * k", "Tensor.item() = "),
+    ("k = float(np.sum(t0))", "t2 = b * k", "np.sum() = "),
+    ("k = t0.max()", "t2 = b * float(k)", "ndarray.max() = "),
+    ("k = int(t1.argmax())", "t2 = b[k:] * 2", "Tensor.__int__() = "),
+    ("k = 2.0 if bool(t1.sum() > 0) else -2.0", "t2 = b * k", "Tensor.__bool__() = "),
+    ("k = 2.0 if t0.sum() > 0 else -2.0", "t2 = b * k", "ndarray.sum() = "),
+])
+def test_a_scalar_taken_between_two_nodes_is_reported_by_the_next_node(between: str, post_line: str,
+                                                                        what: str) -> None:
+    source = (
+        'a = annotate.input_tensors("pre", {"raw": raw})\n'
+        "t0 = np.tanh(a) * 2\n"
+        "t1 = torch.from_numpy(t0) * 3\n"
+        'annotate.output_tensors("pre", {"mid": t1})\n'
+        f"{between}\n"
+        'b = annotate.input_tensors("post", {"mid": t1})\n'
+        f"{post_line}\n"
+        'annotate.output_tensors("post", {"y": t2})\n'
+    )
+    t = ln.trace_cell(source, {"np": np, "torch": torch, "raw": X})
+    (hazard,) = [h for h in t.hazards if h.line == 5]
+    assert (hazard.node, hazard.severity) == ("post", "warning")
+    assert hazard.kind == ("data-dependent-branch" if "__bool__" in what else "value-extraction")
+    assert "of node 'pre' " in hazard.message and "outside any node (" + what in hazard.message
+    assert "node 'post', declared after it" in hazard.message
+    assert 'annotate.input_tensors("post", ...)' in hazard.fix and hazard.fix.startswith(f"At line 5 (`{between}`)")
+    assert not t.probe(n=4, seed=0).passed  # it was used: the literal is wrong for other inputs
+
+
+def test_a_scalar_taken_after_the_last_node_is_the_cells_own_business() -> None:
+    # a metric printed after the node: eager types, no hazard (no node follows that could use it)
+    source = TWO_NODES.replace("{use}", "t2 = b * 2") + ("loss = float(t2.sum())\nm = t0.max()\n"
+                                                           "ok = bool(t1.sum() > 0)\n")
+    ns = {"np": np, "torch": torch, "raw": X}
+    t = ln.trace_cell(source, ns)
+    assert t.hazards == []
+    assert type(ns["loss"]) is float and type(ns["m"]) is np.float32 and type(ns["ok"]) is bool
+
+
+def test_a_value_of_a_closed_node_extracted_inside_the_next_one_is_an_error_there() -> None:
+    t = ln.trace_cell(TWO_NODES.replace("{use}", "t2 = b * float(t1[0])"), {"np": np, "torch": torch, "raw": X})
+    extraction = [h for h in t.hazards if h.kind == "value-extraction"]
+    assert [(h.node, h.line, h.severity) for h in extraction] == [("post", 6, "error")]
+
+
 def test_a_node_input_computed_between_the_nodes_is_the_split_the_fixes_recommend() -> None:
     """A step between two nodes whose result the next node declares as an input is the gap the deploying runtime
     fills (the untraced-call fix: output_tensors before the step, input_tensors after it): no hazard, and the input
@@ -321,7 +370,11 @@ def test_output_dtype_equals_the_eager_dtype():
 def test_in_place_updates_are_recorded():
     source = "x += 1\nx[0:2] = 0\nx *= x\ny = x"
     t = ln.trace_cell(source, {"np": np, "x": X.copy()}, inputs=["x"], outputs=["y"])
-    assert t.hazards == []
+    # recorded; each write changes the caller's array, which the exported graph does not: warnings, one per line
+    assert [(h.kind, h.severity, h.line) for h in t.hazards] == [("untraced-call", "warning", n) for n in (1, 2, 3)]
+    assert all("node input 'x' is written in place" in h.message for h in t.hazards)
+    clean = ln.trace_cell("x = x.copy()\n" + source, {"np": np, "x": X.copy()}, inputs=["x"], outputs=["y"])
+    assert clean.hazards == []  # the fix: a copy first
     fresh = np.array([2.0, 3.0, 4.0, 5.0], np.float32)
     np.testing.assert_allclose(t.nodes["node"](fresh)[0], [0, 0, 25, 36])
 

@@ -130,8 +130,8 @@ CAUSES: dict[str, Cause] = {
                           "records only the cell's own thread, so the result is baked wherever it is used.",
                           "compute it in the cell's own thread, or split the node around the threaded step"),
     "input-written": Cause("untraced-call", "node input '{input}' is written in place: the eager cell changes the "
-                           "caller's tensor, the exported graph does not, and any view of it taken before is baked.",
-                           "copy the input before writing ({input} = {input}.clone())"),
+                           "caller's {kind}, the exported graph does not, and any view of it taken before is baked.",
+                           "copy the input before writing ({input} = {input}.{copy}())"),
     "torch-unrecordable": Cause("untraced-call", "{name} cannot be recorded: " + _BAKED),
     "numpy-on-tensor": Cause("untraced-call", "a NumPy function applied to a torch tensor is not recorded: NumPy "
                              "converts the tensor and wraps its result back; " + _BAKED,
@@ -171,6 +171,18 @@ CAUSES: dict[str, Cause] = {
     # values leaving the graph through Python
     "extracted": Cause("value-extraction", "a Python value is extracted from traced data ({what}): it is fixed at "
                        "its trace-time value and whatever uses it is frozen in the graph."),
+    "extracted-between": Cause("value-extraction", "a scalar is taken from values of node '{producer}' "
+                               "outside any node ({what}): node '{node}', declared after it, has its trace-time value "
+                               "as a literal wherever it uses it.",
+                               fix="keep the value an array (without float(), int() or .item()) and give it to node "
+                               "'{node}' through annotate.input_tensors(\"{node}\", ...); or compute it inside node "
+                               "'{node}' from the values that call returns"),
+    "branch-between": Cause("data-dependent-branch", "the truth value of values of node '{producer}' decides control "
+                            "flow outside any node ({what}): node '{node}', declared after it, holds only what the "
+                            "branch taken during tracing gave it.",
+                            fix="give the values the condition reads to node '{node}' through "
+                            "annotate.input_tensors(\"{node}\", ...), compute the condition there, and select with "
+                            "np.where / torch.where instead of branching"),
     "branch": Cause("data-dependent-branch", "the truth value of traced data decides control flow here ({what}): "
                     "the graph holds only the branch taken during tracing{note}"),
     "untraced-output": Cause("untraced-output", "output '{output}' of node '{node}' is not computed from the node's "

@@ -151,6 +151,16 @@ class Session:
         # made from it links those too (``link``): ``t.detach().numpy()`` is the usual way out of torch, and ``t``
         # outlives the temporary (``detached_from``)
         self.detached: dict[int, tuple[weakref.ref, list[weakref.ref]]] = {}
+        # The memory of each node input, the caller's own array or tensor (a write into it is an ``input-written``
+        # hazard, whichever side writes): by the id of the array that owns a NumPy input's memory (``root``), and by
+        # a torch input's storage address -> (its node, its placeholder's name, the owner or tensor, kept alive,
+        # "array" or "tensor")
+        # Python values taken from a closed node's values while no node was open (``float(t1.sum())`` between two
+        # nodes): (line, library location, hazard kind, what, the node's name); the next node declared reports them
+        # (``builder``)
+        self.taken_outside: list[tuple[int | None, str | None, str, str, str]] = []
+        self.input_owners: dict[int, tuple[NodeBuilder, str, Any, str]] = {}
+        self.input_storages: dict[int, tuple[NodeBuilder, str, Any, str]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -159,6 +169,8 @@ class Session:
         key = id(owner)
         version = self.versions.get(key, 0) + 1
         self.versions[key] = version
+        if key in self.input_owners:
+            self.input_written(self.input_owners[key])
         if self.crossings:
             self._settle()
         if self.shared:
@@ -252,7 +264,7 @@ class Session:
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
             if memory is None:
                 return
-            self._written(memory, None, tensor)
+            self._written(memory, None, tensor, node)
             for _, array in memory.alive(memory.arrays):
                 if _covers(array, tensor):
                     array._lp = Provenance(builder, node, self.versions.get(id(root(array)), 0))
@@ -262,13 +274,17 @@ class Session:
                         and other.shape == tensor.shape and other.stride() == tensor.stride():
                     other._lp = Provenance(builder, node, tensor_version(other))
 
-    def _written(self, memory: SharedMemory, counted: int | None, written: Any) -> None:
-        """A write into ``memory``: every owner's write count moves (but ``counted``'s, moved already), and every
-        tensor's (so their views', which share them) but ``written``'s."""
+    def _written(self, memory: SharedMemory, counted: int | None, written: Any, node: Any = None) -> None:
+        """A write into ``memory`` (by op ``node`` when one was recorded): every owner's write count moves (but
+        ``counted``'s, moved already), and every tensor's (so their views', which share them) but ``written``'s."""
         for key, _ in memory.alive(memory.owners):
             if key != counted:
                 self.versions[key] = self.versions.get(key, 0) + 1
+                if key in self.input_owners:
+                    self.input_written(self.input_owners[key], node)
         for _, tensor in memory.alive(memory.tensors):
+            if self.input_storages and tensor is not written:
+                self.tensor_written(tensor)
             if tensor is not written:
                 if not tensor.is_inference():
                     torch.autograd.graph.increment_version(tensor)
@@ -337,16 +353,48 @@ class Session:
             return existing
         builder = NodeBuilder(self, name)
         self.builders[name] = builder
+        for line, location, kind, what, producer in self.taken_outside:
+            builder.report("branch-between" if kind == "data-dependent-branch" else "extracted-between", line, [],
+                           location=location, severity="warning", what=what, producer=producer)
+        self.taken_outside.clear()
         return builder
 
     def bind_input(self, builder: NodeBuilder, value: Any, placeholder: torch.fx.Node, kind: str) -> Any:
         """The traced value a cell computes with for a node input: a TracedArray view of the array, or an
         alias of the tensor (a new tensor object on the same memory: the caller's object is untouched)."""
         if kind == "torch":
+            with _OWN_READS():
+                address = value.untyped_storage().data_ptr()
+            self.input_storages.setdefault(address, (builder, placeholder.name, value, "tensor"))
             return self.wrap(builder, value.detach(), placeholder)
+        owner = root(value)
+        self.input_owners.setdefault(id(owner), (builder, placeholder.name, owner, "array"))
         traced = value.view(self.array_type)
         traced._lp = Provenance(builder, placeholder, self.versions.get(id(root(value)), 0) if self.versions else 0)
         return traced
+
+    def tensor_written(self, tensor: torch.Tensor, node: Any = None) -> None:
+        """``tensor`` was written in place (``node``: the op that did): an ``input-written`` hazard when its memory
+        is a torch node input's."""
+        with _OWN_READS():
+            found = self.input_storages.get(tensor.untyped_storage().data_ptr())
+        if found is not None:
+            self.input_written(found, node)
+
+    def input_written(self, found: tuple[NodeBuilder, str, Any, str], node: Any = None) -> None:
+        """The cell wrote into a node input's memory (``found``: its entry in ``input_owners`` or ``input_storages``;
+        ``node``: the op that wrote, when one was recorded): the eager cell changes the caller's array or tensor,
+        the graph does not. Reported by the node being recorded (the input's own, or a later one that writes into
+        it), at the line of the write, marking the op that wrote or else the input."""
+        builder, name, _, kind = found
+        if builder.closed:
+            builder = self.open_builder()
+            if builder is None:
+                return
+        line, location, _ = self.where()
+        marked = node.name if node is not None else name if builder is found[0] else None
+        builder.report("input-written", line, [marked] if marked is not None else [], location=location,
+                       severity="warning", input=name, kind=kind, copy="clone" if kind == "tensor" else "copy")
 
     def open_builder(self) -> NodeBuilder | None:
         """The node being recorded now (the last declared one still open), if any."""
@@ -366,10 +414,17 @@ class Session:
     def outside(self, builder: NodeBuilder, result: Any, name: str) -> Any:
         """``result`` of ``name``, computed from values of ``builder`` (a node that received its outputs) while no
         node is open: not recorded, and marked lost, so that a node declared later that uses it bakes it and says
-        where it came from (``lost-used``). Arrays and tensors, and those in a list or tuple, are marked; a Python
-        or NumPy scalar cannot be."""
+        where it came from (``lost-used``). Arrays and tensors, and those in a list or tuple, are marked; a NumPy
+        scalar or a Python number cannot be, and is remembered instead (as ``float()`` of a marked value is, by
+        ``extracted``) for the next node declared to report: the cell's code after its last node (a metric it
+        prints) gets exactly the eager types, and no hazard."""
         if isinstance(result, (list, tuple)):
             return rebuilt(result, [self.outside(builder, item, name) for item in result])
+        if isinstance(result, (np.generic, bool, int, float, complex)):  # cannot be marked: remembered
+            line, location, _ = self.where()
+            self.taken_outside.append((line, location, "value-extraction", f"{name}() = {_short(result)}",
+                                       builder.name))
+            return result
         if not isinstance(result, (np.ndarray, torch.Tensor)):
             return result
         line = self.where()[0]
@@ -745,11 +800,15 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> 
     """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch)."""
     sess = active()
     prov = getattr(array, "_lp", None)
-    if sess is None or sess.suspended or prov is None or prov.builder is None or prov.builder.closed \
-            or prov.builder.session is not sess:
+    if sess is None or sess.suspended or prov is None or prov.builder is None or prov.builder.session is not sess:
         return
     builder = prov.builder
     line, location, _ = sess.where()
+    if builder.closed:  # a value of a node that received its outputs: used by the node open now, or by a later one
+        builder = sess.reopen(builder)
+        if builder.closed:
+            sess.taken_outside.append((line, location, kind, what, builder.name))
+            return
     nodes = [prov.node.name] if prov.node is not None else []
     cause = {"data-dependent-branch": "branch", "broken-chain": "flat"}.get(kind, "extracted")
     builder.report(cause, line, nodes, location=location, severity=severity, what=what,

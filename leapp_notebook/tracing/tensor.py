@@ -133,7 +133,7 @@ class TorchRecorder(TorchFunctionMode):
             return func(*args, **kwargs)
         if builder.closed:
             builder = sess.reopen(builder)
-            if builder.closed:
+            if builder.closed and name not in _EXTRACTIONS:  # an extraction is remembered as one (extracted)
                 return sess.outside(builder, func(*args, **kwargs), display(func))
         return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
 
@@ -372,10 +372,8 @@ def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: st
 def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, line: int | None,
             location: str | None) -> torch.Tensor:
     """An in-place op: ``target`` now holds the recorded value; a write into a node input is reported."""
-    prov = getattr(target, "_lp", None)
-    if prov is not None and prov.node is not None and prov.node.op == "placeholder":
-        builder.report("input-written", line, [node.name], location=location, severity="warning",
-                       input=prov.node.name)
+    if sess.input_storages:
+        sess.tensor_written(target, node)
     if sess.shared_storage or sess.crossings:
         sess.shared_write(target, builder, node)
     return sess.wrap(builder, target, node)
