@@ -309,18 +309,21 @@ def test_other_threads_see_plain_torch_during_a_trace():
     assert len([n for n in trace.nodes["n"].graph.graph.nodes if n.op in ("call_function", "call_method")]) == 1
 
 
-@pytest.mark.parametrize("cell, cause_text", [
-    ("t = torch.as_tensor(x, dtype=torch.float64)\ny = t * 2", "drop dtype="),
-    ("t = torch.from_numpy(x)\ny = t + t.data * 2", "does not trace .data"),
-    ("m = torch.from_numpy(x) > 0\ny = ~m", "torch.jit.script rejects"),
+@pytest.mark.parametrize("cell, cause_text, fix_text", [
+    ("t = torch.as_tensor(x, dtype=torch.float64)\ny = t * 2", "drop dtype=", "torch.from_numpy(x).to(torch.float64)"),
+    ("t = torch.tensor(x, dtype=torch.float16)\ny = t * 2", "drop dtype=", "torch.from_numpy(x).to(torch.float16)"),
+    ("t = torch.asarray(x, dtype=torch.int32)\ny = t * 2", "drop dtype=", "torch.from_numpy(x).to(torch.int32)"),
+    ("t = torch.from_numpy(x)\ny = t + t.data * 2", "does not trace .data", "or .detach(), instead of .data"),
+    ("m = torch.from_numpy(x) > 0\ny = ~m", "torch.jit.script rejects", "use torch.logical_not(m)"),
 ])
-def test_torch_calls_leapp_records_wrongly_are_errors_in_leapp_and_warnings_in_full(cell, cause_text):
+def test_torch_calls_leapp_records_wrongly_are_errors_in_leapp_and_warnings_in_full(cell, cause_text, fix_text):
     source = f"x = annotate.input_tensors('n', {{'x': raw}})\n{cell}\nannotate.output_tensors('n', {{'y': y}})\n"
     for profile, severity in (("leapp", "error"), ("full", "warning")):
         trace = ln.trace_cell(source, {"np": np, "torch": torch, "raw": np.array([1.0, -2.0], np.float32)},
                               profile=profile)
         (hazard,) = [h for h in trace.hazards if h.kind == "semantic-mismatch"]
         assert hazard.severity == severity and cause_text in hazard.message and hazard.line in (2, 3)
+        assert fix_text in hazard.fix  # in the dtype the call asked for
         assert trace.probe(n=4, seed=0).passed  # our graph is right either way
 
 

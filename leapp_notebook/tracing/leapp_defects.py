@@ -268,12 +268,18 @@ def _bool_tensor_operand(call: TorchCall) -> bool:
     return any(isinstance(a, torch.Tensor) and a.dtype == torch.bool for a in call.args[:1])
 
 
+def _convert_after(call: TorchCall) -> str:
+    """The conversion-dtype-dropped fix, in the dtype the call asked for."""
+    dtype = call.kwargs.get("dtype", call.args[1] if len(call.args) > 1 else None)
+    return f"convert after the crossing instead: torch.from_numpy(x).to({dtype})"
+
+
 TORCH_DEFECTS: tuple[Defect, ...] = (
     Defect("conversion-dtype-dropped", frozenset({"torch.as_tensor", "torch.tensor", "torch.asarray"}),
            lambda c: c.kwargs.get("dtype") is not None or len(c.args) > 1,
            "its patched torch.as_tensor/torch.tensor keep the traced array's graph value and drop dtype=, so the "
            "export computes in the array's dtype and its replay validation fails (\"Float did not match Double\")",
-           "convert after the crossing instead: torch.from_numpy(x).to(torch.float64)"),
+           _convert_after),
     Defect("data-bypass", frozenset({"Tensor.data"}), lambda c: True,
            "it does not trace .data: the value is baked into the export as a constant, with nothing logged",
            "use the tensor itself, or .detach(), instead of .data"),
