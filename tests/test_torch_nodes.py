@@ -242,6 +242,15 @@ def test_a_write_into_a_node_input_is_reported_whichever_side_writes(kind, write
         assert trace.probe(4).passed  # the graph computes what the cell returns; only the caller's value differs
 
 
+@pytest.mark.parametrize("make", [np.ones, torch.ones])
+def test_two_inputs_in_one_array_are_told_apart_by_the_bytes_written(make):
+    cell = ("d = annotate.input_tensors('n', {'a': big[0], 'b': big[1]})\nd['b'][1:] *= 2\ny = d['a'] + d['b']\n"
+            "annotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "big": make((2, 3))})
+    written = [h for h in trace.hazards if h.message.startswith("node input")]
+    assert [(h.line, h.message.split(":")[0]) for h in written] == [(2, "node input 'b' is written in place")]
+
+
 def test_reading_a_node_input_or_writing_a_copy_of_it_is_not_a_write_into_it():
     cell = ("x = annotate.input_tensors('n', {'x': raw})\nc = x.copy()\nc += 1\nv = x[1:]\nx = x + 1\n"
             "x += v.sum()\nt = torch.from_numpy(c)\nt.mul_(2)\nannotate.output_tensors('n', {'y': x, 't': t})\n")

@@ -152,15 +152,15 @@ class Session:
         # outlives the temporary (``detached_from``)
         self.detached: dict[int, tuple[weakref.ref, list[weakref.ref]]] = {}
         # The memory of each node input, the caller's own array or tensor (a write into it is an ``input-written``
-        # hazard, whichever side writes): by the id of the array that owns a NumPy input's memory (``root``), and by
-        # a torch input's storage address -> (its node, its placeholder's name, the owner or tensor, kept alive,
-        # "array" or "tensor")
+        # hazard, whichever side writes), found by the id of the array that owns a NumPy input's memory (``root``)
+        # or by a torch input's storage address: the inputs there, each as (first byte, end, its node, its
+        # placeholder's name, "array" or "tensor", the value, kept alive). Two inputs may be parts of one array.
+        self.input_owners: dict[int, list[_InputMemory]] = {}
+        self.input_storages: dict[int, list[_InputMemory]] = {}
         # Python values taken from a closed node's values while no node was open (``float(t1.sum())`` between two
         # nodes): (line, library location, hazard kind, what, the node's name); the next node declared reports them
         # (``builder``)
         self.taken_outside: list[tuple[int | None, str | None, str, str, str]] = []
-        self.input_owners: dict[int, tuple[NodeBuilder, str, Any, str]] = {}
-        self.input_storages: dict[int, tuple[NodeBuilder, str, Any, str]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -169,14 +169,15 @@ class Session:
         key = id(owner)
         version = self.versions.get(key, 0) + 1
         self.versions[key] = version
-        if key in self.input_owners:
-            self.input_written(self.input_owners[key])
+        inputs = self.input_owners.get(key)
+        if inputs is not None:
+            self.input_written(inputs, array)
         if self.crossings:
             self._settle()
         if self.shared:
             memory = self._memory_of(owner)
             if memory is not None:
-                self._written(memory, key, None)
+                self._written(memory, key, None, array)
         return version
 
     def _memory_of(self, owner: np.ndarray) -> SharedMemory | None:
@@ -264,7 +265,7 @@ class Session:
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
             if memory is None:
                 return
-            self._written(memory, None, tensor, node)
+            self._written(memory, None, tensor, tensor, node)
             for _, array in memory.alive(memory.arrays):
                 if _covers(array, tensor):
                     array._lp = Provenance(builder, node, self.versions.get(id(root(array)), 0))
@@ -274,17 +275,23 @@ class Session:
                         and other.shape == tensor.shape and other.stride() == tensor.stride():
                     other._lp = Provenance(builder, node, tensor_version(other))
 
-    def _written(self, memory: SharedMemory, counted: int | None, written: Any, node: Any = None) -> None:
-        """A write into ``memory`` (by op ``node`` when one was recorded): every owner's write count moves (but
-        ``counted``'s, moved already), and every tensor's (so their views', which share them) but ``written``'s."""
+    def _written(self, memory: SharedMemory, counted: int | None, written: Any, writer: Any,
+                 node: Any = None) -> None:
+        """A write into ``memory`` through ``writer`` (an array or a tensor; by op ``node`` when one was recorded):
+        every owner's write count moves (but ``counted``'s, moved already), and every tensor's (so their views',
+        which share them) but ``written``'s; a node input in that memory is written."""
         for key, _ in memory.alive(memory.owners):
             if key != counted:
                 self.versions[key] = self.versions.get(key, 0) + 1
-                if key in self.input_owners:
-                    self.input_written(self.input_owners[key], node)
+                inputs = self.input_owners.get(key)
+                if inputs is not None:
+                    self.input_written(inputs, writer, node)
+        if self.input_storages:
+            for address in memory.storages:
+                inputs = self.input_storages.get(address)
+                if inputs is not None and (written is None or address != _storage_address(written)):
+                    self.input_written(inputs, writer, node)  # (a torch write found its own storage's already)
         for _, tensor in memory.alive(memory.tensors):
-            if self.input_storages and tensor is not written:
-                self.tensor_written(tensor)
             if tensor is not written:
                 if not tensor.is_inference():
                     torch.autograd.graph.increment_version(tensor)
@@ -363,38 +370,38 @@ class Session:
         """The traced value a cell computes with for a node input: a TracedArray view of the array, or an
         alias of the tensor (a new tensor object on the same memory: the caller's object is untouched)."""
         if kind == "torch":
-            with _OWN_READS():
-                address = value.untyped_storage().data_ptr()
-            self.input_storages.setdefault(address, (builder, placeholder.name, value, "tensor"))
+            self.input_storages.setdefault(_storage_address(value), []).append(
+                (*_span(value), builder, placeholder.name, "tensor", value))
             return self.wrap(builder, value.detach(), placeholder)
         owner = root(value)
-        self.input_owners.setdefault(id(owner), (builder, placeholder.name, owner, "array"))
+        self.input_owners.setdefault(id(owner), []).append((*_span(value), builder, placeholder.name, "array", owner))
         traced = value.view(self.array_type)
         traced._lp = Provenance(builder, placeholder, self.versions.get(id(root(value)), 0) if self.versions else 0)
         return traced
 
-    def tensor_written(self, tensor: torch.Tensor, node: Any = None) -> None:
-        """``tensor`` was written in place (``node``: the op that did): an ``input-written`` hazard when its memory
-        is a torch node input's."""
-        with _OWN_READS():
-            found = self.input_storages.get(tensor.untyped_storage().data_ptr())
-        if found is not None:
-            self.input_written(found, node)
+    def tensor_written(self, tensor: torch.Tensor, node: Any) -> None:
+        """``tensor`` was written in place by op ``node``: an ``input-written`` hazard where that is a torch node
+        input's memory (a NumPy input's, reached across a crossing, is found by ``shared_write``)."""
+        inputs = self.input_storages.get(_storage_address(tensor))
+        if inputs is not None:
+            self.input_written(inputs, tensor, node)
 
-    def input_written(self, found: tuple[NodeBuilder, str, Any, str], node: Any = None) -> None:
-        """The cell wrote into a node input's memory (``found``: its entry in ``input_owners`` or ``input_storages``;
-        ``node``: the op that wrote, when one was recorded): the eager cell changes the caller's array or tensor,
-        the graph does not. Reported by the node being recorded (the input's own, or a later one that writes into
-        it), at the line of the write, marking the op that wrote or else the input."""
-        builder, name, _, kind = found
-        if builder.closed:
-            builder = self.open_builder()
-            if builder is None:
-                return
-        line, location, _ = self.where()
-        marked = node.name if node is not None else name if builder is found[0] else None
-        builder.report("input-written", line, [marked] if marked is not None else [], location=location,
-                       severity="warning", input=name, kind=kind, copy="clone" if kind == "tensor" else "copy")
+    def input_written(self, inputs: list[_InputMemory], writer: Any, node: Any = None) -> None:
+        """The cell wrote through ``writer`` (an array or a tensor) into memory that holds node ``inputs``
+        (``node``: the op that wrote, when one was recorded): each input it overlaps is changed for the caller
+        by the eager cell, not by the graph. Reported by the node being recorded (the input's own, or a later one
+        that writes into it), at the line of the write, marking the op that wrote or else the input."""
+        low, high = _span(writer)
+        for first, end, builder, name, kind, _ in inputs:
+            if not (first < high and low < end):
+                continue
+            reporter = builder if not builder.closed else self.open_builder()
+            if reporter is None:
+                continue
+            line, location, _ = self.where()
+            marked = node.name if node is not None else name if reporter is builder else None
+            reporter.report("input-written", line, [marked] if marked is not None else [], location=location,
+                            severity="warning", input=name, kind=kind, copy="clone" if kind == "tensor" else "copy")
 
     def open_builder(self) -> NodeBuilder | None:
         """The node being recorded now (the last declared one still open), if any."""
@@ -794,6 +801,28 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
         lost._lp = Provenance.lost_in(builder, reason, line)
         return lost
     return result
+
+
+# a node input's memory, as Session.input_owners / input_storages hold it
+_InputMemory = tuple[int, int, NodeBuilder, str, str, Any]
+_byte_bounds = np.lib.array_utils.byte_bounds
+
+
+def _storage_address(tensor: torch.Tensor) -> int:
+    with _OWN_READS():  # the tracer's own read: not a call of the cell's to record
+        return tensor.untyped_storage().data_ptr()
+
+
+def _span(value: Any) -> tuple[int, int]:
+    """The bytes an array or a tensor spans in memory: (first, end); (0, 0) when it spans none."""
+    if isinstance(value, np.ndarray):
+        return _byte_bounds(value.view(np.ndarray)) if value.size else (0, 0)
+    with _OWN_READS():
+        if value.numel() == 0:
+            return 0, 0
+        first = value.data_ptr()
+        extent = 1 + sum((size - 1) * stride for size, stride in zip(value.shape, value.stride(), strict=True))
+        return first, first + extent * value.element_size()
 
 
 def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:
