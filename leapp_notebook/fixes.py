@@ -20,6 +20,9 @@ spacing, quotes — is left byte for byte as it was:
   and the call's result; the node's ``output_tensors`` becomes the new node's.
 - ``semantic-mismatch`` of LEAPP's axis=None defect: ``x.max()`` -> ``np.max(x)``,
   ``np.cumsum(x)`` -> ``np.cumsum(x.reshape(-1), axis=0)``.
+- ``untraced-call`` of a write into a node input (``x += 1`` on the array the node was given): ``x = x.copy()``
+  (``x.clone()`` for a tensor) inserted after the ``annotate.input_tensors`` line that binds ``x`` (at the top of a
+  cell that names its inputs on the magic's line), checked as the shape-changing rewrites are.
 
 The reversed-slice, numpy-scalar and axis=None rewrites give the same eager result by construction
 and are offered from the source alone. The broken-chain and value-extraction rewrites
@@ -148,8 +151,9 @@ def _edit(source: _Source, hazard: Any, trace: Any) -> Edit | None:
     edit = _edit_between(source.text_of(first, last), new_text, line - first + 1)
     if edit is None:
         return None
-    if not exact:
-        check = _retrace_is_cleaner if hazard.kind == "untraced-call" else _same_eager_result
+    if exact is not True:
+        check = exact if callable(exact) else \
+            _retrace_is_cleaner if hazard.kind == "untraced-call" else _same_eager_result
         if trace is None or not check(trace, source.splice(first, last, new_text)):
             return None
     return Edit(edit.line + first - 1, edit.end_line + first - 1, edit.old, edit.new)
@@ -269,7 +273,8 @@ class _Cell:
 
 # (first line, last line, their new text, exact): what a rewrite returns. Exact rewrites give the same
 # eager result by construction; the others are checked by re-running the cell.
-_Rewrite = tuple[int, int, str, bool]
+# (first line, last line, their new text, exact: True, or False (checked against the trace), or the check itself)
+_Rewrite = tuple[int, int, str, bool | Callable[[Any, str], bool]]
 
 
 class _Parents(cst.CSTVisitor):
@@ -762,6 +767,47 @@ def _untraced_call(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
     return line, output_last, text, False
 
 
+_INPUT_WRITTEN = re.compile(r"node input '([A-Za-z_][A-Za-z0-9_]*)' is written in place: the eager cell changes "
+                            r"the caller's (array|tensor)")
+
+
+def _untraced(source: _Source, hazard: Any, line: int) -> _Rewrite | None:
+    """``untraced-call``: a copy of a node input written in place, or else the node split."""
+    written = _INPUT_WRITTEN.match(getattr(hazard, "message", "") or "")
+    if written is not None:
+        return _input_written(source, line, written.group(1), "clone" if written.group(2) == "tensor" else "copy")
+    return _untraced_call(source, hazard, line)
+
+
+def _input_written(source: _Source, line: int, name: str, copy: str) -> _Rewrite | None:
+    """``v = v.copy()`` after the statement ``v = annotate.input_tensors(node, {"name": ...})`` that binds input
+    ``name`` alone to ``v``; in a cell without ``annotate`` (its inputs named on the magic's line, the namespace's
+    own names), ``name = name.copy()`` before its first statement. The rewrite runs to the write at ``line``.
+    Checked: the cell's outputs must not change."""
+    body, found = source.tree.body, source.statement_at(line)
+    if not body or found is None:
+        return None
+    last = source.span(found[1])[1]
+    if "annotate" not in source.text:
+        first = source.span(body[0])[0]
+        return first, last, f"{name} = {name}.{copy}(){_line_break(source.lines[first - 1])}" \
+            f"{source.text_of(first, last)}", _same_eager_result
+    for statement in body[:found[0]]:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name) and _annotate_nodes(statement, "input_tensors")
+                and isinstance(statement.value, ast.Call) and len(statement.value.args) >= 2):
+            continue
+        inputs = statement.value.args[1]
+        if isinstance(inputs, ast.Dict) and len(inputs.keys) == 1 and isinstance(inputs.keys[0], ast.Constant) \
+                and inputs.keys[0].value == name and not _line_holds_more(source, statement):
+            bound = statement.targets[0].id
+            first, bound_last = source.span(statement)
+            copied = f"{bound} = {bound}.{copy}(){_line_break(source.lines[bound_last - 1])}"
+            return first, last, source.text_of(first, bound_last) + copied + source.text_of(bound_last + 1, last), \
+                _same_eager_result
+    return None
+
+
 def _line_holds_more(source: _Source, statement: ast.stmt) -> bool:
     """Whether the statement shares its lines with another (``a = f(x); b = 1``)."""
     return any(other is not statement and other.lineno <= statement.end_lineno and
@@ -834,7 +880,7 @@ _REWRITES: dict[str, Callable[[_Source, Any, int], _Rewrite | None]] = {
     "numpy-scalar": _numpy_scalar,
     "value-extraction": _value_extraction,
     "broken-chain": _broken_chain,
-    "untraced-call": _untraced_call,
+    "untraced-call": _untraced,
     "semantic-mismatch": _semantic_mismatch,
 }
 

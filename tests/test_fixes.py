@@ -563,3 +563,49 @@ def test_a_reduction_whose_0d_result_is_the_output_gets_no_edit():
     t = trace_xy("y = np.sqrt(np.sum(x * x))", X1)
     for hazard in t.hazards:
         assert fixes.edit_for(t.source, hazard, t) is None
+
+
+# ----------------------------------------------------------------------------- a write into a node input
+
+@pytest.mark.parametrize("source,line,new", [
+    ('x = annotate.input_tensors("n", {"x": raw})\nx += 1\ny = x * 2\nannotate.output_tensors("n", {"y": y})\n',
+     2, "x = x.copy()\nx += 1"),
+    ('obs = annotate.input_tensors("n", {"x": raw})  # the observation\nh = obs * 1\nobs[0] = 5\ny = obs * h\n'
+     'annotate.output_tensors("n", {"y": y})\n', 3, "obs = obs.copy()\nh = obs * 1\nobs[0] = 5"),
+    ('t = annotate.input_tensors("n", {"t": torch.from_numpy(raw)})\nt.mul_(3)\ny = t * 1\n'
+     'annotate.output_tensors("n", {"y": y})\n', 2, "t = t.clone()\nt.mul_(3)"),
+    ('t = annotate.input_tensors("n", {"t": torch.from_numpy(raw)})\na = t.detach().numpy()\na -= 0.5\n'
+     'y = t * 2\nannotate.output_tensors("n", {"y": y})\n', 3, "t = t.clone()\na = t.detach().numpy()\na -= 0.5"),
+])
+def test_a_write_into_a_node_input_gets_a_copy_first(source, line, new):
+    import torch
+
+    def retrace(text):
+        return ln.trace_cell(text, {"np": np, "torch": torch, "raw": X1.copy()})
+
+    edit, fixed = check_fix(source, "untraced-call", line, retrace, {"np": np, "torch": torch, "raw": X1.copy()},
+                            "y", only_error=False, clean=True)
+    assert edit.new == new and edit.end_line == line
+    raw = X1.copy()
+    ln.trace_cell(fixed, {"np": np, "torch": torch, "raw": raw})
+    np.testing.assert_array_equal(raw, X1)  # the fixed cell leaves the caller's array alone
+
+
+def test_a_write_into_an_input_named_on_the_magics_line_gets_a_copy_at_the_top():
+    x = X1.copy()
+    t = ln.trace_cell("x += 1\ny = x * 2", {"np": np, "x": x}, inputs=["x"], outputs=["y"])
+    edit = fixes.edit_for(t.source, only(t, "untraced-call"), t)
+    assert edit == Edit(1, 1, "x += 1", "x = x.copy()\nx += 1")
+    assert trace_xy(edit.apply(t.source), X1.copy()).hazards == []
+
+
+@pytest.mark.parametrize("source", [
+    # several inputs bound to one name, or the binding sharing its line: no certain place for the copy
+    'd = annotate.input_tensors("n", {"x": raw, "z": raw2})\nx = d["x"]\nx += 1\n'
+    'annotate.output_tensors("n", {"y": x * d["z"]})\n',
+    'x = annotate.input_tensors("n", {"x": raw}); x += 1\nannotate.output_tensors("n", {"y": x * 2})\n',
+])
+def test_a_write_into_an_input_without_a_certain_place_for_the_copy_gets_no_edit(source):
+    t = ln.trace_cell(source, {"np": np, "raw": X1.copy(), "raw2": X1.copy()})
+    hazard = only(t, "untraced-call")
+    assert "is written in place" in hazard.message and fixes.edit_for(t.source, hazard, t) is None
