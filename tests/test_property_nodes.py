@@ -20,11 +20,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_property_programs import DTYPES, NUMBERS, PROFILE, SHAPES, check_program
+
+import leapp_notebook as ln
 
 # The modules a program may call: made once, so that the eager runs and the traces call the same weights.
 torch.manual_seed(0)
@@ -304,3 +307,43 @@ def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""
     for profile in ("full", "leapp"):
         assert check_program(source, spec, objects=OBJECTS, profile=profile) in ("faithful", "reported")
+
+
+@pytest.mark.parametrize("source, declared", [
+    # the next node's input is an inference tensor on x's memory (made in node pre, which keeps no write counter),
+    # written through another tensor on that memory: the tensor the input is bound to was in no shared memory, so
+    # the write did not reach it and node post read the value it was given
+    ('x = annotate.input_tensors("pre", {"x": x})\nwith torch.inference_mode():\n    t1 = torch.from_numpy(x)\n'
+     'annotate.output_tensors("pre", {"mid": t1})\nm = annotate.input_tensors("post", {"mid": t1})\n'
+     'torch.from_numpy(x).add_(2)\ny = m * 1\nannotate.output_tensors("post", {"y": y})', ("pre", "post")),
+    # ... and without inference_mode
+    ('x = annotate.input_tensors("pre", {"x": x})\nt1 = torch.from_numpy(x)\n'
+     'annotate.output_tensors("pre", {"mid": t1})\nm = annotate.input_tensors("post", {"mid": t1})\n'
+     'torch.from_numpy(x).add_(2)\ny = m * 1\nannotate.output_tensors("post", {"y": y})', ("pre", "post")),
+    # a node input made on a plain array's memory, the array then written by plain NumPy (no traced value: the
+    # tracer sees no write at all); found when the node closes: its input no longer holds what it was given
+    ('m = annotate.input_tensors("post", {"mid": torch.from_numpy(x)})\nx += 2\ny = m * 1\n'
+     'annotate.output_tensors("post", {"y": y})', ("post",)),
+    ('m = annotate.input_tensors("post", {"mid": x[1:]})\nx[1] = 7\ny = m * 2\n'
+     'annotate.output_tensors("post", {"y": y})', ("post",)),
+])
+def test_regression_a_write_into_a_node_input_through_other_memory_is_not_silent(source: str,
+                                                                                 declared: tuple[str, ...]) -> None:
+    for profile in ("full", "leapp"):
+        assert check_program(source, {"x": ((3,), "float32")}, objects=OBJECTS, profile=profile,
+                             declared=declared) in ("faithful", "reported")
+
+
+def test_a_node_input_written_after_its_last_read_is_reported_where_it_reaches_an_output() -> None:
+    # the write the tracer does not see comes after the node read its input: the graph is right, but the tracer
+    # cannot tell, so the input's hazard is an error where the input reaches an output (the probe passes)
+    source = ('m = annotate.input_tensors("post", {"mid": torch.from_numpy(x)})\ny = m * 1\nx += 2\n'
+              'annotate.output_tensors("post", {"y": y})')
+    trace = ln.trace_cell(source, {"np": np, "torch": torch, "x": np.ones(3, np.float32)})
+    (hazard,) = trace.hazards
+    assert (hazard.kind, hazard.severity, hazard.line, hazard.graph_nodes) == ("untraced-call", "error", 1, ["mid"])
+    assert hazard.message.startswith("node input 'mid' changed while the node ran, by a write the tracer did not see")
+    assert trace.probe(4, seed=0).passed
+    clean = ln.trace_cell(source.replace("torch.from_numpy(x)", "torch.from_numpy(x.copy())"),
+                          {"np": np, "torch": torch, "x": np.ones(3, np.float32)})
+    assert clean.hazards == []  # the fix: a copy

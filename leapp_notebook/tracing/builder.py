@@ -211,6 +211,23 @@ def _written_since(owner: Any, kept: Any) -> bool:
 
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # an item's bits as one unsigned integer
+_CHUNK = 1 << 20  # elements compared at a time (no temporary of the size of a large input)
+
+
+def _changed(live: Any, kept: Any) -> bool:
+    """Whether a node input's memory (``live``) no longer holds the copy ``kept`` when the node was declared, bit
+    for bit, compared a chunk at a time."""
+    if isinstance(live, torch.Tensor):
+        with torch._C.DisableTorchFunction():  # the tracer's own read
+            live, kept = live.numpy(), kept.numpy()
+    current = np.ascontiguousarray(live).reshape(-1)
+    kept = np.ascontiguousarray(kept).reshape(-1)
+    if current.dtype != kept.dtype or current.shape != kept.shape:
+        return True
+    bits = _BITS.get(kept.dtype.itemsize)
+    if bits is not None:
+        current, kept = current.view(bits), kept.view(bits)
+    return any(not np.array_equal(current[i:i + _CHUNK], kept[i:i + _CHUNK]) for i in range(0, current.size, _CHUNK))
 
 
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
@@ -275,6 +292,7 @@ class NodeBuilder:
         self.outputs: list[TensorSpec] = []
         self.output_nodes: list[torch.fx.Node] = []
         self.sample_inputs: dict[str, Any] = {}
+        self.live_inputs: dict[str, tuple[Any, int | None]] = {}  # each input's own memory, and its cell line
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
@@ -324,6 +342,7 @@ class NodeBuilder:
         self.placeholders.append(placeholder)
         self.inputs.append(TensorSpec(name, shape, dtype, kind))
         self.sample_inputs[name] = sample.clone() if kind == "torch" else sample.copy()
+        self.live_inputs[name] = (sample, self.session.where()[0])
         return self.session.bind_input(self, sample, placeholder, kind)
 
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
@@ -456,6 +475,13 @@ class NodeBuilder:
             self.sample_outputs[out_name] = eager
         out = self.graph.output(tuple(self.output_nodes))
         out.meta[KEY] = NodeFacts(line=line, outputs=tuple(spec.name for spec in self.outputs))
+        for placeholder, spec in zip(self.placeholders, self.inputs, strict=True):
+            # an input changed while the node ran by a write the tracer did not see (into the array it was made
+            # from, by plain NumPy; by compiled code): the graph reads the value the node was given
+            live, input_line = self.live_inputs[spec.name]
+            if (id(self), spec.name) not in sess.inputs_written and _changed(live, self.sample_inputs[spec.name]):
+                self.report("input-hidden-write", input_line, [placeholder.name], pending_reach=True,
+                            input=spec.name)
         self.closed = True
 
     def finish(self) -> Node:

@@ -132,6 +132,12 @@ CAUSES: dict[str, Cause] = {
     "input-written": Cause("untraced-call", "node input '{input}' is written in place: the eager cell changes the "
                            "caller's {kind}, the exported graph does not, and any view of it taken before is baked.",
                            "copy the input before writing ({input} = {input}.{copy}())"),
+    "input-hidden-write": Cause("untraced-call", "node input '{input}' changed while the node ran, by a write the "
+                                "tracer did not see (into the array or tensor the input was made from, by plain "
+                                "NumPy or compiled code): the eager cell reads the changed value after that write, "
+                                "the graph the value the node was given.",
+                                "declare a copy as input '{input}' (value.copy() in annotate.input_tensors, "
+                                "value.clone() for a tensor), and make the write on the node's own values"),
     "torch-unrecordable": Cause("untraced-call", "{name} cannot be recorded: " + _BAKED),
     "numpy-on-tensor": Cause("untraced-call", "a NumPy function applied to a torch tensor is not recorded: NumPy "
                              "converts the tensor and wraps its result back; " + _BAKED,

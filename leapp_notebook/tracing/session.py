@@ -157,6 +157,11 @@ class Session:
         # placeholder's name, "array" or "tensor", the value, kept alive). Two inputs may be parts of one array.
         self.input_owners: dict[int, list[_InputMemory]] = {}
         self.input_storages: dict[int, list[_InputMemory]] = {}
+        self.inputs_written: set[tuple[int, str]] = set()  # (id of the node, input name) reported input-written
+        # the tensors a torch node input is bound to (``bind_input``), weakly, by storage address: they join the
+        # shared memory of that storage when a crossing makes one (``_settle``), so that a write through another
+        # tensor or array on it reaches them as it reaches the tensors of the crossings
+        self.input_aliases: dict[int, list[weakref.ref]] = {}
         # Python values taken from a closed node's values while no node was open (``float(t1.sum())`` between two
         # nodes): (line, library location, hazard kind, what, the node's name); the next node declared reports them
         # (``builder``)
@@ -249,6 +254,8 @@ class Session:
                     for key in known.storages:
                         self.shared_storage[key] = memory
                 memory.add(owner, address, array, tensor)  # None: the traced array or the tensor is gone
+                for alias in self.input_aliases.get(address, ()):
+                    memory.tensors[id(alias())] = alias  # (a dead one is skipped by ``alive``)
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
@@ -370,9 +377,16 @@ class Session:
         """The traced value a cell computes with for a node input: a TracedArray view of the array, or an
         alias of the tensor (a new tensor object on the same memory: the caller's object is untouched)."""
         if kind == "torch":
-            self.input_storages.setdefault(_storage_address(value), []).append(
-                (*_span(value), builder, placeholder.name, "tensor", value))
-            return self.wrap(builder, value.detach(), placeholder)
+            address = _storage_address(value)
+            self.input_storages.setdefault(address, []).append((*_span(value), builder, placeholder.name, "tensor",
+                                                                value))
+            alias = self.wrap(builder, value.detach(), placeholder)
+            ref = weakref.ref(alias)
+            self.input_aliases.setdefault(address, []).append(ref)
+            memory = self.shared_storage.get(address)
+            if memory is not None:
+                memory.tensors[id(alias)] = ref
+            return alias
         owner = root(value)
         self.input_owners.setdefault(id(owner), []).append((*_span(value), builder, placeholder.name, "array", owner))
         traced = value.view(self.array_type)
@@ -395,6 +409,7 @@ class Session:
         for first, end, builder, name, kind, _ in inputs:
             if not (first < high and low < end):
                 continue
+            self.inputs_written.add((id(builder), name))
             reporter = builder if not builder.closed else self.open_builder()
             if reporter is None:
                 continue
