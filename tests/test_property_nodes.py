@@ -302,6 +302,10 @@ def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> No
      {"x": ((), "bool"), "w": ((), "int8")}),
     ("with torch.inference_mode():\n    t0 = x * 3\n    t1 = t0[1:].numpy(); t1 *= 2\n    t4 = t0 + 1\ny = t4",
      {"x": ((3,), "torch.float32")}),
+    # a view of an inference tensor taken before a NumPy write into the tensor's memory: the tensor was marked
+    # stale, the view (no _base, no write counter) was not
+    ("with torch.inference_mode():\n    t0 = torch.from_numpy(x * 1)\n    v = t0[1:]\n    a = t0.numpy()\n"
+     "    a[2] = 100.0\n    y = v * 2", {"x": ((4,), "float32")}),
 ])
 def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
     """Shrunk failures the graph cannot follow: they must be reported (an error at a line), never silent."""

@@ -302,12 +302,25 @@ class Session:
             if tensor is not written:
                 if not tensor.is_inference():
                     torch.autograd.graph.increment_version(tensor)
-                elif getattr(tensor, "_lp", None) is not None:
+                else:
                     # an inference tensor (torch.from_numpy inside torch.inference_mode()) keeps no write counter:
-                    # its own value is marked stale instead (a view of it taken before is not: docs/architecture.md)
-                    prov = tensor._lp
-                    tensor._lp = Provenance(prov.builder, prov._node, -1)
-                    tensor._lp.lost, tensor._lp.line = prov.lost, prov.line
+                    # its value is marked stale instead, and so are the views of it the tracer recorded (they keep
+                    # no ``_base``: ``detached_from`` remembered them)
+                    for stale in (tensor, *self._inference_views(tensor)):
+                        prov = getattr(stale, "_lp", None)
+                        if prov is not None:
+                            stale._lp = Provenance(prov.builder, prov._node, -1)
+                            stale._lp.lost, stale._lp.line = prov.lost, prov.line
+
+    def _inference_views(self, tensor: torch.Tensor) -> list[torch.Tensor]:
+        """The live tensors remembered as made on ``tensor`` without a ``_base`` (views of an inference tensor,
+        ``detach()``), and theirs."""
+        found = []
+        for ref, sources in self.detached.values():
+            view = ref()
+            if view is not None and view is not tensor and any(source() is tensor for source in sources):
+                found.append(view)
+        return found
 
     def _shared_value(self, builder: NodeBuilder, value: Any, is_tensor: bool) -> Any:
         """The node of a current value on the other side of a crossing that covers exactly ``value``'s memory (the
