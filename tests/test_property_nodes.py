@@ -330,6 +330,16 @@ def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
      'annotate.output_tensors("post", {"y": y})', ("post",)),
     ('m = annotate.input_tensors("post", {"mid": x[1:]})\nx[1] = 7\ny = m * 2\n'
      'annotate.output_tensors("post", {"y": y})', ("post",)),
+    # the first node's output written in place between the nodes, then declared as the next node's input: the
+    # pipeline gives node post what node pre output, the eager cell the value as written
+    ('x = annotate.input_tensors("pre", {"x": x})\nt1 = torch.from_numpy(x)\n'
+     'annotate.output_tensors("pre", {"mid": t1})\ntorch.from_numpy(x).add_(2)\n'
+     'm = annotate.input_tensors("post", {"mid": t1})\ny = m * 1\nannotate.output_tensors("post", {"y": y})',
+     ("pre", "post")),
+    ('x = annotate.input_tensors("pre", {"x": x})\nt1 = torch.from_numpy(x * 2)\n'
+     'annotate.output_tensors("pre", {"mid": t1})\nt1.numpy()[1:] += 2\n'
+     'm = annotate.input_tensors("post", {"mid": t1})\ny = m * 1\nannotate.output_tensors("post", {"y": y})',
+     ("pre", "post")),
 ])
 def test_regression_a_write_into_a_node_input_through_other_memory_is_not_silent(source: str,
                                                                                  declared: tuple[str, ...]) -> None:
@@ -351,3 +361,21 @@ def test_a_node_input_written_after_its_last_read_is_reported_where_it_reaches_a
     clean = ln.trace_cell(source.replace("torch.from_numpy(x)", "torch.from_numpy(x.copy())"),
                           {"np": np, "torch": torch, "x": np.ones(3, np.float32)})
     assert clean.hazards == []  # the fix: a copy
+
+
+def test_an_output_written_between_the_nodes_is_reported_at_the_next_nodes_input() -> None:
+    source = ('x = annotate.input_tensors("pre", {"x": raw})\nt1 = torch.from_numpy(x * 2)\n'
+              'annotate.output_tensors("pre", {"mid": t1})\nt1.numpy()[1:] += 2\n'
+              'm = annotate.input_tensors("post", {"mid": t1})\ny = m * 1\nannotate.output_tensors("post", {"y": y})')
+    trace = ln.trace_cell(source, {"np": np, "torch": torch, "raw": np.ones(3, np.float32)})
+    (hazard,) = trace.hazards
+    assert (hazard.node, hazard.kind, hazard.severity, hazard.line, hazard.graph_nodes) == \
+        ("post", "untraced-call", "error", 5, ["mid"])
+    assert hazard.message.startswith("node input 'mid' is output 'mid' of node 'pre', written in place after")
+    assert "before its annotate.output_tensors" in hazard.fix and trace.nodes["post"].sources == {"mid": "pre/mid"}
+    # a write through the name itself (t1.add_(2), t1 += 2 on an array) makes it a value computed between the nodes,
+    # declared: the split the catalogue recommends (the deploying runtime fills the gap: no source, no hazard)
+    for step in ("t1.add_(2)", "t1 += 2"):
+        split = ln.trace_cell(source.replace("t1.numpy()[1:] += 2", step),
+                              {"np": np, "torch": torch, "raw": np.ones(3, np.float32)})
+        assert split.hazards == [] and split.nodes["post"].sources == {}, step

@@ -323,11 +323,15 @@ class NodeBuilder:
             raise TraceError(f"node '{self.name}' already has an input named '{name}'")
         kind, sample = _input_value(self.name, name, value)
         prov = getattr(value, "_lp", None)
+        changed = None  # (node, output) whose value this input is, when written in place after that node closed
         if prov is not None and prov.builder is not None and prov.builder is not self and prov.builder.closed:
             producer = prov.builder
             for spec, out_node in zip(producer.outputs, producer.output_nodes, strict=True):
                 if out_node is prov.node:
                     self.sources[name] = f"{producer.name}/{spec.name}"
+                    kept = producer.sample_outputs.get(spec.name)  # (the output itself when nothing could follow)
+                    if kept is not None and _changed(sample, kept):
+                        changed = (producer.name, spec.name)
                     break
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
         placeholder = self.graph.placeholder(name)
@@ -342,7 +346,13 @@ class NodeBuilder:
         self.placeholders.append(placeholder)
         self.inputs.append(TensorSpec(name, shape, dtype, kind))
         self.sample_inputs[name] = sample.clone() if kind == "torch" else sample.copy()
-        self.live_inputs[name] = (sample, self.session.where()[0])
+        line = self.session.where()[0]
+        self.live_inputs[name] = (sample, line)
+        if changed is not None:
+            # a step between the nodes wrote into the earlier node's output: the pipeline gives this node what that
+            # node outputs, the eager cell the value as written
+            self.report("output-changed-between", line, [placeholder.name], pending_reach=True, input=name,
+                        producer=changed[0], output=changed[1])
         return self.session.bind_input(self, sample, placeholder, kind)
 
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,

@@ -132,6 +132,13 @@ CAUSES: dict[str, Cause] = {
     "input-written": Cause("untraced-call", "node input '{input}' is written in place: the eager cell changes the "
                            "caller's {kind}, the exported graph does not, and any view of it taken before is baked.",
                            "copy the input before writing ({input} = {input}.{copy}())"),
+    "output-changed-between": Cause("untraced-call", "node input '{input}' is output '{output}' of node '{producer}', "
+                                    "written in place after that node received its outputs: a LEAPP pipeline gives "
+                                    "node '{node}' what node '{producer}' outputs, the eager cell the value as "
+                                    "written.",
+                                    "make the change inside node '{producer}', before its annotate.output_tensors; "
+                                    "or compute it into a new value (y = x + 2, not x += 2) and declare that as "
+                                    "input '{input}'"),
     "input-hidden-write": Cause("untraced-call", "node input '{input}' changed while the node ran, by a write the "
                                 "tracer did not see (into the array or tensor the input was made from, by plain "
                                 "NumPy or compiled code): the eager cell reads the changed value after that write, "

@@ -272,7 +272,7 @@ class Session:
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
             if memory is None:
                 return
-            self._written(memory, None, tensor, tensor, node)
+            self._written(memory, None, tensor, tensor)
             for _, array in memory.alive(memory.arrays):
                 if _covers(array, tensor):
                     array._lp = Provenance(builder, node, self.versions.get(id(root(array)), 0))
@@ -282,22 +282,21 @@ class Session:
                         and other.shape == tensor.shape and other.stride() == tensor.stride():
                     other._lp = Provenance(builder, node, tensor_version(other))
 
-    def _written(self, memory: SharedMemory, counted: int | None, written: Any, writer: Any,
-                 node: Any = None) -> None:
-        """A write into ``memory`` through ``writer`` (an array or a tensor; by op ``node`` when one was recorded):
-        every owner's write count moves (but ``counted``'s, moved already), and every tensor's (so their views',
-        which share them) but ``written``'s; a node input in that memory is written."""
+    def _written(self, memory: SharedMemory, counted: int | None, written: Any, writer: Any) -> None:
+        """A write into ``memory`` through ``writer`` (an array or a tensor): every owner's write count moves (but
+        ``counted``'s, moved already), and every tensor's (so their views', which share them) but ``written``'s; a
+        node input in that memory is written."""
         for key, _ in memory.alive(memory.owners):
             if key != counted:
                 self.versions[key] = self.versions.get(key, 0) + 1
                 inputs = self.input_owners.get(key)
                 if inputs is not None:
-                    self.input_written(inputs, writer, node)
+                    self.input_written(inputs, writer)
         if self.input_storages:
             for address in memory.storages:
                 inputs = self.input_storages.get(address)
                 if inputs is not None and (written is None or address != _storage_address(written)):
-                    self.input_written(inputs, writer, node)  # (a torch write found its own storage's already)
+                    self.input_written(inputs, writer)  # (a torch write found its own storage's already)
         for _, tensor in memory.alive(memory.tensors):
             if tensor is not written:
                 if not tensor.is_inference():
@@ -406,18 +405,19 @@ class Session:
         traced._lp = Provenance(builder, placeholder, self.versions.get(id(root(value)), 0) if self.versions else 0)
         return traced
 
-    def tensor_written(self, tensor: torch.Tensor, node: Any) -> None:
-        """``tensor`` was written in place by op ``node``: an ``input-written`` hazard where that is a torch node
+    def tensor_written(self, tensor: torch.Tensor) -> None:
+        """``tensor`` was written in place: an ``input-written`` hazard where that is a torch node
         input's memory (a NumPy input's, reached across a crossing, is found by ``shared_write``)."""
         inputs = self.input_storages.get(_storage_address(tensor))
         if inputs is not None:
-            self.input_written(inputs, tensor, node)
+            self.input_written(inputs, tensor)
 
-    def input_written(self, inputs: list[_InputMemory], writer: Any, node: Any = None) -> None:
-        """The cell wrote through ``writer`` (an array or a tensor) into memory that holds node ``inputs``
-        (``node``: the op that wrote, when one was recorded): each input it overlaps is changed for the caller
-        by the eager cell, not by the graph. Reported by the node being recorded (the input's own, or a later one
-        that writes into it), at the line of the write, marking the op that wrote or else the input."""
+    def input_written(self, inputs: list[_InputMemory], writer: Any) -> None:
+        """The cell wrote through ``writer`` (an array or a tensor) into memory that holds node ``inputs``: each
+        input it overlaps is changed for the caller by the eager cell, not by the graph. Reported by the node being
+        recorded (the input's own, or a later one that writes into it), at the line of the write. No graph node is
+        marked: none is wrong (the graph follows the write, or reports what it cannot follow), the caller's value
+        is; and a marked node is drawn as one LEAPP would bake."""
         low, high = _span(writer)
         for first, end, builder, name, kind, _ in inputs:
             if not (first < high and low < end):
@@ -427,9 +427,8 @@ class Session:
             if reporter is None:
                 continue
             line, location, _ = self.where()
-            marked = node.name if node is not None else name if reporter is builder else None
-            reporter.report("input-written", line, [marked] if marked is not None else [], location=location,
-                            severity="warning", input=name, kind=kind, copy="clone" if kind == "tensor" else "copy")
+            reporter.report("input-written", line, [], location=location, severity="warning", input=name, kind=kind,
+                            copy="clone" if kind == "tensor" else "copy")
 
     def open_builder(self) -> NodeBuilder | None:
         """The node being recorded now (the last declared one still open), if any."""

@@ -373,7 +373,7 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
             location: str | None) -> torch.Tensor:
     """An in-place op: ``target`` now holds the recorded value; a write into a node input is reported."""
     if sess.input_storages:
-        sess.tensor_written(target, node)
+        sess.tensor_written(target)
     if sess.shared_storage or sess.crossings:
         sess.shared_write(target, builder, node)
     return sess.wrap(builder, target, node)
