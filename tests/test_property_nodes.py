@@ -170,6 +170,10 @@ def nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
 # What a cell may do between two nodes, on the first node's output: a step no node records
 BETWEEN = {"np": ["{n} = {v} * 2", "{n} = np.tanh({v})", "{n} = {v}[..., ::-1]"],
            "torch": ["{n} = {v} * 2", "{n} = torch.tanh({v})", "{n} = {v}.flip(-1)", "{n} = relu({v})"]}
+# ... and a write into the first node's output through memory it shares, the name left as it is (node post then
+# declares a value that is no longer what node pre output)
+WRITES_BETWEEN = {"np": ["torch.from_numpy({v}).add_(1)", "{v}.view()[...] += 1"],
+                  "torch": ["{v}.detach().numpy()[...] += 1", "{v}.detach().add_(1)"]}
 
 
 @st.composite
@@ -177,7 +181,8 @@ def two_nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
     """A cell of two nodes, as LEAPP pipelines chain them: node ``pre`` from the cell's inputs to ``mid``, node
     ``post`` from ``mid`` to ``y``. One time in four a step runs between the nodes on ``mid`` (recorded by no node)
     and node ``post`` may use its result without declaring it, and one time in four ``post`` may also read
-    ``pre``'s values without declaring them (``other-node``): both must be reported where they reach ``y``. (A step
+    ``pre``'s values without declaring them (``other-node``): both must be reported where they reach ``y``. One time
+    in eight ``mid`` is written between the nodes through memory it shares, and must be reported too. (A step
     between the nodes whose result ``post`` declares as its input is the split the hazards' fixes recommend, the
     deploying runtime's to compute: the chained graphs cannot be compared with the cell there, so it is not drawn.)
     The source declares the nodes itself (annotate); its inputs are the cell's names ``x``/``w``."""
@@ -194,10 +199,13 @@ def two_nodes(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
     lines.append(f'm = annotate.input_tensors("post", {{"mid": {mid}}})')
     kinds["m"] = kinds[mid]
     usable = ["m"] if draw(st.integers(0, 3)) else list(kinds)  # every pre value too: used without declaring it
-    if draw(st.integers(0, 3)) == 0:
+    between = draw(st.integers(0, 7))
+    if between < 2:
         lines.insert(-1, draw(st.sampled_from(BETWEEN[kinds[mid]])).format(n="between", v=mid))
         kinds["between"] = kinds[mid]
         usable.append("between")
+    elif between == 2:
+        lines.insert(-1, draw(st.sampled_from(WRITES_BETWEEN[kinds[mid]])).format(v=mid))
     post, last = _lines(draw, kinds, len(kinds), usable)
     lines += [*post, f'annotate.output_tensors("post", {{"y": {last}}})', f"y = {last}"]
     return "\n".join(lines), inputs
