@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.fx
 
+from . import hazards as hz
 from . import leapp_defects, ops, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
@@ -166,6 +167,10 @@ class Session:
         # nodes): (line, library location, hazard kind, what, the node's name); the next node declared reports them
         # (``builder``)
         self.taken_outside: list[tuple[int | None, str | None, str, str, str]] = []
+        # the NumPy scalars among them (not bools: NumPy keeps one of each), by id, kept alive so that the id stays
+        # theirs -> (the scalar, its line, what, the node's name): a node that takes one as an operand has it as a
+        # literal, reported there as an error (``scalar_used``)
+        self.outside_scalars: dict[int, tuple[Any, int | None, str, str]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any) -> int:
@@ -456,8 +461,10 @@ class Session:
             return rebuilt(result, [self.outside(builder, item, name) for item in result])
         if isinstance(result, (np.generic, bool, int, float, complex)):  # cannot be marked: remembered
             line, location, _ = self.where()
-            self.taken_outside.append((line, location, "value-extraction", f"{name}() = {_short(result)}",
-                                       builder.name))
+            what = f"{name}() = {_short(result)}"
+            self.taken_outside.append((line, location, "value-extraction", what, builder.name))
+            if isinstance(result, np.generic) and not isinstance(result, np.bool_):
+                self.outside_scalars[id(result)] = (result, line, what, builder.name)
             return result
         if not isinstance(result, (np.ndarray, torch.Tensor)):
             return result
@@ -773,8 +780,26 @@ class Session:
                        value=_short(result))
         return result
 
+    def scalar_used(self, builder: NodeBuilder, value: Any, line: int | None) -> None:
+        """``value``, a NumPy scalar operand of a call node ``builder`` records, is a literal there: an error when it
+        was computed between two nodes from the first one's values (``outside``)."""
+        found = self.outside_scalars.get(id(value))
+        if found is None or found[0] is not value or builder.name == found[3]:
+            return
+        _, step_line, what, producer = found
+        builder.report("outside-scalar-used", step_line, [], severity="error", what=what, producer=producer,
+                       at=f" at line {line}" if line != step_line else "")
+        # the warning the node gave that line when it was declared (``builder``) says no more than this error
+        warned = builder.hazards.get(("value-extraction", step_line))
+        if warned is not None and warned.message.startswith(_TAKEN_OUTSIDE):
+            del builder.hazards[("value-extraction", step_line)]
+
     def _check_numpy_scalars(self, builder: NodeBuilder, params: dict[str, Any], line: int | None,
                              location: str | None, name: str) -> None:
+        if self.outside_scalars:
+            for value in params.values():
+                if isinstance(value, np.generic):
+                    self.scalar_used(builder, value, line)
         for value in params.values():
             if isinstance(value, np.generic) and not isinstance(value, np.bool_):
                 builder.report("numpy-scalar-operand", line, [], location=location,
@@ -830,6 +855,7 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
     return result
 
 
+_TAKEN_OUTSIDE = hz.CAUSES["extracted-between"].message.split("{")[0]  # how that cause's message starts
 # a node input's memory, as Session.input_owners / input_storages hold it
 _InputMemory = tuple[int, int, NodeBuilder, str, str, Any]
 _byte_bounds = np.lib.array_utils.byte_bounds

@@ -365,6 +365,8 @@ def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: st
     if isinstance(value, slice):
         return slice(*(_graph_arg(sess, builder, p, line, helper) for p in (value.start, value.stop, value.step)))
     if isinstance(value, np.generic):
+        if sess.outside_scalars:
+            sess.scalar_used(builder, value, line)
         return value.item()
     return value
 
