@@ -212,6 +212,19 @@ def test_another_nodes_value_names_the_way_to_declare_it() -> None:
     assert hazard.fix.startswith("At line 6 (`t2 = b + torch.as_tensor(t0)`)")
 
 
+# a cell of two nodes with a step between them (line 5) and a use in the second node (line 7)
+BETWEEN_NODES = (
+    'a = annotate.input_tensors("pre", {{"raw": raw}})\n'
+    "t0 = np.tanh(a) * 2\n"
+    "t1 = torch.from_numpy(t0) * 3\n"
+    'annotate.output_tensors("pre", {{"mid": t1}})\n'
+    "{between}\n"
+    'b = annotate.input_tensors("post", {{"mid": t1}})\n'
+    "{post_line}\n"
+    'annotate.output_tensors("post", {{"y": t2}})\n'
+)
+
+
 @pytest.mark.parametrize("between, post_line", [
     ("m = t0 * 2", "t2 = b + torch.from_numpy(m)"), ("m = t1 * 2", "t2 = b + m"), ("m = t1[0]", "t2 = b + m"),
     ("m = t1.T.T", "t2 = b + m"), ("m = t1.numpy()", "t2 = b + torch.as_tensor(m)"),
@@ -221,16 +234,7 @@ def test_another_nodes_value_names_the_way_to_declare_it() -> None:
 def test_a_step_between_two_nodes_is_reported_at_its_line(between: str, post_line: str) -> None:
     """A value computed between nodes from the first node's values (no node records the step) and used in the
     next node: baked there, reported at the line that computed it, with the fix to move that line into a node."""
-    source = (
-        'a = annotate.input_tensors("pre", {"raw": raw})\n'
-        "t0 = np.tanh(a) * 2\n"
-        "t1 = torch.from_numpy(t0) * 3\n"
-        'annotate.output_tensors("pre", {"mid": t1})\n'
-        f"{between}\n"
-        'b = annotate.input_tensors("post", {"mid": t1})\n'
-        f"{post_line}\n"
-        'annotate.output_tensors("post", {"y": t2})\n'
-    )
+    source = BETWEEN_NODES.format(between=between, post_line=post_line)
     t = ln.trace_cell(source, {"np": np, "torch": torch, "raw": X, "lin": torch.nn.Linear(4, 4)})
     (hazard,) = t.hazards
     assert (hazard.kind, hazard.severity, hazard.node, hazard.line) == ("untraced-call", "error", "post", 5)
@@ -245,8 +249,8 @@ def test_a_step_between_two_nodes_is_reported_at_its_line(between: str, post_lin
 
 
 @pytest.mark.parametrize("between, post_line, what", [
-    # a scalar or a Python value taken between the nodes from the first node's values: nothing can follow it into
-    # node post (a NumPy scalar or a Python number carries no mark), so the next node declared says it may be a literal
+    # a Python value taken between the nodes from the first node's values, or a NumPy scalar used through one: nothing
+    # can follow it into node post (it carries no mark), so the next node declared says it may be a literal
     ("k = float(t1.sum())", "t2 = b * k", "Tensor.__float__() = "),
     ("k = t1.sum().item()", "t2 = b * k", "Tensor.item() = "),
     ("k = float(np.sum(t0))", "t2 = b * k", "np.sum() = "),
@@ -257,16 +261,7 @@ def test_a_step_between_two_nodes_is_reported_at_its_line(between: str, post_lin
 ])
 def test_a_scalar_taken_between_two_nodes_is_reported_by_the_next_node(between: str, post_line: str,
                                                                         what: str) -> None:
-    source = (
-        'a = annotate.input_tensors("pre", {"raw": raw})\n'
-        "t0 = np.tanh(a) * 2\n"
-        "t1 = torch.from_numpy(t0) * 3\n"
-        'annotate.output_tensors("pre", {"mid": t1})\n'
-        f"{between}\n"
-        'b = annotate.input_tensors("post", {"mid": t1})\n'
-        f"{post_line}\n"
-        'annotate.output_tensors("post", {"y": t2})\n'
-    )
+    source = BETWEEN_NODES.format(between=between, post_line=post_line)
     t = ln.trace_cell(source, {"np": np, "torch": torch, "raw": X})
     (hazard,) = [h for h in t.hazards if h.line == 5]
     assert (hazard.node, hazard.severity) == ("post", "warning")
