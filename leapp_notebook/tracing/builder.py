@@ -216,18 +216,25 @@ _CHUNK = 1 << 20  # elements compared at a time (no temporary of the size of a l
 
 def _changed(live: Any, kept: Any) -> bool:
     """Whether a node input's memory (``live``) no longer holds the copy ``kept`` when the node was declared, bit
-    for bit, compared a chunk at a time."""
+    for bit (through an unsigned view of the same item size, which any strides allow), a block of rows at a time:
+    no temporary of the size of a large input, contiguous or not."""
     if isinstance(live, torch.Tensor):
         with torch._C.DisableTorchFunction():  # the tracer's own read
             live, kept = live.numpy(), kept.numpy()
-    current = np.ascontiguousarray(live).reshape(-1)
-    kept = np.ascontiguousarray(kept).reshape(-1)
-    if current.dtype != kept.dtype or current.shape != kept.shape:
+    if live.dtype != kept.dtype or live.shape != kept.shape:
         return True
     bits = _BITS.get(kept.dtype.itemsize)
     if bits is not None:
-        current, kept = current.view(bits), kept.view(bits)
-    return any(not np.array_equal(current[i:i + _CHUNK], kept[i:i + _CHUNK]) for i in range(0, current.size, _CHUNK))
+        live, kept = live.view(bits), kept.view(bits)
+    nan = bits is None and kept.dtype.kind in "fc"  # complex128 and longer: by value, NaN equal to NaN
+
+    def differ(a: Any, b: Any) -> bool:
+        return not np.array_equal(a, b, equal_nan=nan)
+
+    if live.ndim == 0 or live.size <= _CHUNK:
+        return differ(live, kept)
+    rows = max(1, _CHUNK // (live.size // live.shape[0]))
+    return any(differ(live[i:i + rows], kept[i:i + rows]) for i in range(0, live.shape[0], rows))
 
 
 def _unique(used: set[str], counts: dict[str, int], base: str) -> str:
