@@ -564,3 +564,26 @@ def test_a_cell_that_sets_its_own_showwarning_keeps_it():
         warnings.showwarning = before
     ln.trace_cell("y = x * 2", {"np": np, "x": X}, inputs=["x"], outputs=["y"])
     assert warnings.showwarning is before
+
+
+@pytest.mark.parametrize("write, line", [
+    # a function or method the lookup does not record with out= wrote into a traced array: the array kept its old
+    # node, so the graph read the value from before the write with no hazard (a silent wrong graph)
+    ("np.clip(h, 0, 1, out=h)", 3), ("h.clip(0, 1, out=h)", 3), ("h.round(out=h)", 3), ("h.cumsum(out=h)", 3),
+    ("np.cumsum(h, out=h)", 3), ("h.max(axis=0, keepdims=True, out=h[:1])", 4),
+])
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_a_write_through_out_of_an_unrecorded_call_is_reported_where_the_array_is_read(write, line, profile):
+    source = (f'x = annotate.input_tensors("n", {{"x": raw}})\nh = x * 1\n{write}\ny = h * 2\n'
+              'annotate.output_tensors("n", {"y": y})\n')
+    t = ln.trace_cell(source, {"np": np, "raw": np.array([3.0, -1.0, 0.5])}, profile=profile)
+    errors = [(h.kind, h.line) for h in t.hazards if h.severity == "error"]
+    assert ("untraced-call", line) in errors and ("untraced-output", 5) in errors
+    assert not t.probe(n=4, seed=0).passed  # the graph is wrong: reported, not silent
+
+
+def test_a_call_with_out_returns_the_out_array_as_numpy_does():
+    ns = {"np": np, "raw": np.array([3.0, -1.0, 0.5])}
+    ln.trace_cell('x = annotate.input_tensors("n", {"x": raw})\nh = x * 1\nr = np.clip(h, 0, 1, out=h)\n'
+                  'same = r is h\nannotate.output_tensors("n", {"y": h * 2})\n', ns)
+    assert ns["same"] is True

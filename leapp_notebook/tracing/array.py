@@ -85,6 +85,22 @@ def ufunc_name(ufunc: np.ufunc) -> str:
 _INT32 = 1 << 31  # a Python int operand replayed for any value lies in int32's range (torch takes it as a scalar)
 
 
+def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) -> Any:
+    """A call of ``name`` wrote its result into ``target`` (``out=``; NumPy already did, eagerly): ``target`` takes
+    the recorded result's value, or its loss (a call the lookup does not record: baked where ``target`` is read), or,
+    a plain array, is remembered as written with traced data. Returns ``target``, as NumPy returns ``out``."""
+    if isinstance(target, TracedArray) and getattr(recorded, "_lp", None) is None:
+        # written after its node received its outputs: no node records it any more
+        target._lp = Provenance.lost_in(builder, f"written by {name} after node '{builder.name}' received "
+                                        "its outputs", None)
+    elif isinstance(target, TracedArray):
+        target._lp = Provenance(recorded._lp.builder, recorded._lp.node, sess.bump(target))
+        target._lp.lost, target._lp.line = recorded._lp.lost, recorded._lp.line
+    else:
+        sess.written_into_plain(builder, target, name)
+    return target
+
+
 class TracedArray(np.ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
@@ -309,16 +325,7 @@ class TracedArray(np.ndarray):
             recorded = sess.record(builder, row, name, params, eager_params,
                                    result.view(np.ndarray) if isinstance(result, TracedArray) else result,
                                    extra={"ufunc": ufunc})
-            if isinstance(target, TracedArray) and getattr(recorded, "_lp", None) is None:
-                # written after its node received its outputs: no node records it any more
-                target._lp = Provenance.lost_in(builder, f"written by {name} after node '{builder.name}' received "
-                                                "its outputs", None)
-            elif isinstance(target, TracedArray):
-                target._lp = Provenance(recorded._lp.builder, recorded._lp.node, sess.bump(target))
-                target._lp.lost, target._lp.line = recorded._lp.lost, recorded._lp.line
-            else:
-                sess.written_into_plain(builder, target, name)
-            return target
+            return _into_out(sess, builder, name, target, recorded)
         if builder is None:
             return TracedArray.watch(result) if has_traced(inputs) else result
         extra = {"ufunc": ufunc} if method != "__call__" else {"ufunc": ufunc, "call": True}
@@ -390,7 +397,9 @@ class TracedArray(np.ndarray):
             prefix = "np." + module.split(".", 1)[1] + "." if module.startswith("numpy.") and not \
                 module.startswith("numpy._") and "._" not in module else "np."
             name = prefix + getattr(func, "__name__", repr(func))
-        return sess.record(builder, row, name, params, eager_params, result)
+        recorded = sess.record(builder, row, name, params, eager_params, result)
+        target = params.get("out")
+        return recorded if not isinstance(target, np.ndarray) else _into_out(sess, builder, name, target, recorded)
 
     # ---------------------------------------------------------------- methods
     def _method(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -413,7 +422,10 @@ class TracedArray(np.ndarray):
         names = row.names if row is not None else ("a",)
         params = _bind(names, (self, *args), kwargs)
         eager_params = _bind(names, (plain_self, *plain_args), plain_kwargs)
-        return sess.record(builder, row, f"ndarray.{mname}", params, eager_params, result)
+        recorded = sess.record(builder, row, f"ndarray.{mname}", params, eager_params, result)
+        target = params.get("out")
+        return recorded if not isinstance(target, np.ndarray) else \
+            _into_out(sess, builder, f"ndarray.{mname}", target, recorded)
 
     def sum(self, *a: Any, **k: Any) -> Any: return self._method("sum", a, k)
     def prod(self, *a: Any, **k: Any) -> Any: return self._method("prod", a, k)
