@@ -119,10 +119,16 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
             else:
                 expr = f"{fn}({v}, axis={axis}, keepdims={keep})"
         elif family == "in-place":
-            # a copy written in place: the replay key of what reads it afterwards must follow the write
-            op = draw(st.sampled_from(["+=", "-=", "*=", "/=", "//=", "|=", "&="]))
-            rhs = draw(st.sampled_from(names + NUMBERS))
-            expr = f"{v} * 1; t{i} {op} {rhs}; t{i} = t{i} - {draw(st.sampled_from(NUMBERS))}"
+            # a copy written in place: the replay key of what reads it afterwards must follow the write; by an
+            # operator, or through out= of a function or method (which the lookup may not record)
+            form = draw(st.sampled_from(["op", "op", "op", "np.clip({t}, -1, 2, out={t})", "{t}.clip(-1, 2, out={t})",
+                                         "np.round({t}, out={t})", "np.cumsum({t}, axis=-1, out={t})"]))
+            if form == "op":
+                op = draw(st.sampled_from(["+=", "-=", "*=", "/=", "//=", "|=", "&="]))
+                write = f"t{i} {op} {draw(st.sampled_from(names + NUMBERS))}"
+            else:
+                write = form.format(t=f"t{i}")
+            expr = f"{v} * 1; {write}; t{i} = t{i} - {draw(st.sampled_from(NUMBERS))}"
         elif family == "shape":
             expr = draw(st.sampled_from(SHAPE_OPS)).format(v=v, lo=draw(st.sampled_from(NUMBERS)),
                                                            hi=draw(st.sampled_from(NUMBERS)),
