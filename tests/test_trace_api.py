@@ -272,6 +272,19 @@ def test_a_scalar_taken_between_two_nodes_is_reported_by_the_next_node(between: 
     assert not t.probe(n=4, seed=0).passed  # it was used: the literal is wrong for other inputs
 
 
+@pytest.mark.parametrize("post_line", ["t2 = b * k", "t2 = torch.relu(b) + k"])
+def test_a_numpy_scalar_taken_between_two_nodes_and_used_as_an_operand_is_an_error(post_line: str) -> None:
+    # the NumPy scalar itself is followed while it lives: used in node post (a NumPy or a torch call), the warning
+    # of its line becomes an error
+    t = ln.trace_cell(BETWEEN_NODES.format(between="k = t0.max()", post_line=post_line),
+                      {"np": np, "torch": torch, "raw": X})
+    (hazard,) = [h for h in t.hazards if h.line == 5]
+    assert (hazard.node, hazard.kind, hazard.severity) == ("post", "value-extraction", "error")
+    assert "Also on this line: a scalar computed outside any node from values of node 'pre' (ndarray.max() = " \
+        in hazard.message and "is used at line 7" in hazard.message
+    assert not t.probe(n=4, seed=0).passed
+
+
 def test_a_scalar_taken_after_the_last_node_is_the_cells_own_business() -> None:
     # a metric printed after the node: eager types, no hazard (no node follows that could use it)
     source = TWO_NODES.replace("{use}", "t2 = b * 2") + ("loss = float(t2.sum())\nm = t0.max()\n"

@@ -101,7 +101,7 @@ CAUSES: dict[str, Cause] = {
     "lost-used": Cause("untraced-call", "an array {origin} is used: it is baked as constant {const}{at}."),
     "outside-used": Cause("untraced-call", "a value {origin}, is used{at}: no node records that step, so the value "
                           "is baked as constant {const}.", fix=_OUTSIDE_FIX),
-    "outside-scalar-used": Cause("untraced-call", "a scalar computed outside any node from values of node "
+    "outside-scalar-used": Cause("value-extraction", "a scalar computed outside any node from values of node "
                                  "'{producer}' ({what}) is used{at}: node '{node}' has it as a literal, its "
                                  "trace-time value.", fix=_OUTSIDE_FIX + " (keep it an array: np.sum(x, "
                                  "keepdims=True), not np.sum(x))"),

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 import torch.fx
 
-from . import hazards as hz
 from . import leapp_defects, ops, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
@@ -155,14 +154,13 @@ class Session:
         # The memory of each node input, the caller's own array or tensor (a write into it is an ``input-written``
         # hazard, whichever side writes), found by the id of the array that owns a NumPy input's memory (``root``)
         # or by a torch input's storage address: the inputs there, each as (first byte, end, its node, its
-        # placeholder's name, "array" or "tensor", the value, kept alive). Two inputs may be parts of one array.
+        # placeholder's name, "array" or "tensor", kept alive: the array that owns the memory, or the tensor the
+        # input is bound to). Two inputs may be parts of one array. That tensor joins the shared memory of its
+        # storage when a crossing makes one (``_settle``), so that a write through another tensor or array there
+        # reaches it as it reaches the tensors of the crossings.
         self.input_owners: dict[int, list[_InputMemory]] = {}
         self.input_storages: dict[int, list[_InputMemory]] = {}
         self.inputs_written: set[tuple[int, str]] = set()  # (id of the node, input name) reported input-written
-        # the tensors a torch node input is bound to (``bind_input``), weakly, by storage address: they join the
-        # shared memory of that storage when a crossing makes one (``_settle``), so that a write through another
-        # tensor or array on it reaches them as it reaches the tensors of the crossings
-        self.input_aliases: dict[int, list[weakref.ref]] = {}
         # Python values taken from a closed node's values while no node was open (``float(t1.sum())`` between two
         # nodes): (line, library location, hazard kind, what, the node's name); the next node declared reports them
         # (``builder``)
@@ -259,8 +257,8 @@ class Session:
                     for key in known.storages:
                         self.shared_storage[key] = memory
                 memory.add(owner, address, array, tensor)  # None: the traced array or the tensor is gone
-                for alias in self.input_aliases.get(address, ()):
-                    memory.tensors[id(alias())] = alias  # (a dead one is skipped by ``alive``)
+                for *_, alias in self.input_storages.get(address, ()):
+                    memory.tensors[id(alias)] = weakref.ref(alias)
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
@@ -395,14 +393,12 @@ class Session:
         alias of the tensor (a new tensor object on the same memory: the caller's object is untouched)."""
         if kind == "torch":
             address = _storage_address(value)
-            self.input_storages.setdefault(address, []).append((*_span(value), builder, placeholder.name, "tensor",
-                                                                value))
             alias = self.wrap(builder, value.detach(), placeholder)
-            ref = weakref.ref(alias)
-            self.input_aliases.setdefault(address, []).append(ref)
+            self.input_storages.setdefault(address, []).append((*_span(value), builder, placeholder.name, "tensor",
+                                                                alias))
             memory = self.shared_storage.get(address)
             if memory is not None:
-                memory.tensors[id(alias)] = ref
+                memory.tensors[id(alias)] = weakref.ref(alias)
             return alias
         owner = root(value)
         self.input_owners.setdefault(id(owner), []).append((*_span(value), builder, placeholder.name, "array", owner))
@@ -784,15 +780,12 @@ class Session:
         """``value``, a NumPy scalar operand of a call node ``builder`` records, is a literal there: an error when it
         was computed between two nodes from the first one's values (``outside``)."""
         found = self.outside_scalars.get(id(value))
-        if found is None or found[0] is not value or builder.name == found[3]:
+        if found is None or found[0] is not value:
             return
         _, step_line, what, producer = found
+        # merged into the warning the node gave that line when it was declared (``builder``): an error now
         builder.report("outside-scalar-used", step_line, [], severity="error", what=what, producer=producer,
                        at=f" at line {line}" if line != step_line else "")
-        # the warning the node gave that line when it was declared (``builder``) says no more than this error
-        warned = builder.hazards.get(("value-extraction", step_line))
-        if warned is not None and warned.message.startswith(_TAKEN_OUTSIDE):
-            del builder.hazards[("value-extraction", step_line)]
 
     def _check_numpy_scalars(self, builder: NodeBuilder, params: dict[str, Any], line: int | None,
                              location: str | None, name: str) -> None:
@@ -855,7 +848,6 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
     return result
 
 
-_TAKEN_OUTSIDE = hz.CAUSES["extracted-between"].message.split("{")[0]  # how that cause's message starts
 # a node input's memory, as Session.input_owners / input_storages hold it
 _InputMemory = tuple[int, int, NodeBuilder, str, str, Any]
 _byte_bounds = np.lib.array_utils.byte_bounds
