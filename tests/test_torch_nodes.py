@@ -282,6 +282,60 @@ def test_a_view_taken_before_an_in_place_write_is_baked():
     assert constant_output.kind == "untraced-output" and constant_output.line == 6
 
 
+@pytest.mark.parametrize("write", [
+    "u[:, 1:] *= 2",                      # Python writes the changed view back: u[:, 1:] = u[:, 1:].__imul__(2)
+    "u[:, 1:] += u[:, :1]",
+    "u[1, :2] *= 3",
+])
+def test_a_torch_augmented_assignment_into_part_of_a_tensor_is_followed(write):
+    """``action[:, :3] *= scale`` on a traced tensor: the write-back of the view changed in place used to find the
+    tensor itself stale (written through that view), an error that blocked the export of a correct graph. The
+    write-back now writes into the tensor's node from before, as NumPy's did."""
+    cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\n{write}\n"
+            "y = u * 2\nannotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(2, 4)})
+    assert trace.hazards == []
+    fresh = torch.rand(2, 4) * 4 - 2
+    want = trace.run_eager({"n": {"t": fresh}})["n"]["y"]
+    torch.testing.assert_close(trace.nodes["n"](fresh)[0], torch.as_tensor(want))
+    assert trace.probe(seed=0).passed
+
+
+@pytest.mark.parametrize("write", [
+    "u[1, 2:] = 0\nu[1, :2] *= 3",
+    "u[1] = torch.clamp(u[1], -1, 1)",
+    "u[1:].mul_(2)",
+    "u[1, 3] = 5",
+])
+def test_a_torch_view_taken_before_a_write_into_other_bytes_stays_traced(write):
+    """``row = u[0]``, then writes into row 1 only: the view's bytes did not change, so its node is still its value
+    (the write counter is per tensor: this used to be a stale-view error)."""
+    cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\nrow = u[0]\n{write}\n"
+            "y = row * 2\nannotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(2, 4)})
+    assert trace.hazards == []
+    fresh = torch.rand(2, 4) * 4 - 2
+    torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[0] * 2)
+    assert trace.probe(seed=0).passed
+
+
+@pytest.mark.parametrize("write", ["u[:, 1::2] = 0", "u[0, 3] = 1", "u[[0, 1]] = 0", "u[u > 0.5] = 0", "u.add_(1)"])
+def test_a_torch_view_is_stale_when_a_write_since_reaches_its_bytes(write):
+    cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\nrow = u[0]\n{write}\n"
+            "y = row * 2\nannotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(2, 4)})
+    stale = [h for h in trace.hazards if h.line == 5 and h.severity == "error"]
+    assert stale and "shares memory" in stale[0].message
+
+
+def test_a_view_taken_before_a_write_across_a_crossing_into_other_bytes_stays_traced():
+    """The array is written through a tensor on its memory, in bytes the view does not span: still its node."""
+    cell = "a = x * 1\nrow = a[:1]\nt = torch.from_numpy(a)\nt[1:].mul_(2)\ny = row * 2\n"
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": SHARED_X.copy()}, outputs=["y"])
+    assert trace.hazards == []
+    assert trace.probe(seed=0).passed
+
+
 @pytest.mark.filterwarnings("ignore:__array_wrap__ must accept context:DeprecationWarning")  # torch's, not ours
 def test_numpy_ufunc_on_a_tensor_cannot_silently_lose_the_chain():
     cell = "t = annotate.input_tensors('n', {'t': x})\ny = np.tanh(t)\nannotate.output_tensors('n', {'y': y})\n"

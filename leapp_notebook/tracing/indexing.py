@@ -218,7 +218,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     eager = array.view(np.ndarray)
     if builder is None or builder.closed:
         eager[plain(key)] = plain(value)
-        version = sess.bump(eager) if sess.versions or traced else 0
+        version = sess.bump(eager, written_region(eager, key_tuple)) if sess.versions or traced else 0
         if not traced:
             array._lp = Provenance.watch(fingerprint(eager))
         else:
@@ -231,7 +231,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
         # is baked wherever it meets traced data.
         with sess.eager():
             eager[plain(key)] = plain(value)
-        sess.bump(eager)
+        sess.bump(eager, written_region(eager, key_tuple))
         if not traced or prov.lost is None:
             array._lp = Provenance.lost_in(builder, f"untraced array that received traced data at line {line}", line)
             builder.report("write-into-untraced", line, [], location=location,
@@ -251,13 +251,33 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
         graph_val = value
     with sess.eager():
         eager[plain(key)] = plain(value)
-    version = sess.bump(eager)
+    version = sess.bump(eager, written_region(eager, key_tuple))
     node = builder.emit("call_function", torch_impl.setitem,
                         (base, graph_key if len(graph_key) != 1 else graph_key[0], graph_val),
                         line=line, numpy=f"x{_key_text(key_tuple)} = ...", location=location, helper=helper)
     update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
     array._lp = Provenance(builder, node, version)
     replay.settle(sess, builder, start, (value, key_tuple), array, known={base: eager})
+
+_BASIC_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
+
+
+def written_region(eager: np.ndarray, key: tuple[Any, ...]) -> np.ndarray | None:
+    """The view of ``eager`` that ``eager[key] = v`` wrote, for a key of slices, ints, None and Ellipsis (a 0-d view
+    where the ints pick one element); None for any other key (all of ``eager`` counts as written)."""
+    ellipsis = False
+    for part in key:
+        kind = type(part)
+        if kind not in _BASIC_PARTS:
+            return None
+        if part is Ellipsis:
+            ellipsis = True
+    try:
+        region = eager[key if ellipsis else (*key, Ellipsis)]
+    except (IndexError, TypeError):
+        return None
+    return region if isinstance(region, np.ndarray) else None
+
 
 def _writes_back(sess: Session, array: Any, eager: np.ndarray, key: Any, value: Any) -> bool:
     prov, value_prov = array._lp, provenance(value)

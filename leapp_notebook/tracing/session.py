@@ -136,6 +136,14 @@ class Session:
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
+        # The last writes counted per owner, by the same key: (count before, count after, the bytes written as
+        # (first, end), or None for all of the owner's). A view found behind its owner's count is still current when
+        # every write since it was taken is here and missed its bytes (``_untouched``): ``a = h[:3]; h[3:] = 0``.
+        # A gap (a write not logged, or dropped as older than the last _WRITES_KEPT) keeps it stale. torch's
+        # counters, per tensor base, have theirs in ``tensor_writes``, guarded by a weak reference to the base (a
+        # counter restarts at 0 on a new tensor that may take a dead one's id).
+        self.writes: dict[int, list[tuple[int, int, tuple[int, int] | None]]] = {}
+        self.tensor_writes: dict[int, tuple[weakref.ref, list[tuple[int, int, tuple[int, int] | None]]]] = {}
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
         # owns its memory as NumPy sees it, though x does too) and by each tensor's storage address. A write on
@@ -171,22 +179,69 @@ class Session:
         self.outside_scalars: dict[int, tuple[Any, int | None, str, str]] = {}
         self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
-    def bump(self, array: Any) -> int:
-        """Record an in-place write into ``array``'s memory; returns the owner's new write count."""
+    def bump(self, array: Any, region: Any = None) -> int:
+        """Record an in-place write into ``array``'s memory; returns the owner's new write count. ``region``: the
+        view of ``array`` written, when a key picked one (``a[3:] = v``); None: all of ``array``."""
         owner = root(array)
         key = id(owner)
-        version = self.versions.get(key, 0) + 1
-        self.versions[key] = version
+        before = self.versions.get(key, 0)
+        version = self.versions[key] = before + 1
+        if region is None:
+            region = array
+        # the bytes written; None (all the owner's) costs nothing, a part costs a byte-bounds read (2 us)
+        log_write(self.writes, key, before, version, None if region.nbytes >= owner.nbytes else _span(region))
         inputs = self.input_owners.get(key)
         if inputs is not None:
-            self.input_written(inputs, array)
+            self.input_written(inputs, region)
         if self.crossings:
             self._settle()
         if self.shared:
             memory = self._memory_of(owner)
             if memory is not None:
-                self._written(memory, key, None, array)
+                self._written(memory, key, None, region)
         return version
+
+    def tensor_wrote(self, tensor: torch.Tensor, before: int, span: tuple[int, int] | None) -> None:
+        """A write into ``tensor``'s memory (``span``: the bytes written, None for all of it) moved its write
+        counter from ``before``: logged for :meth:`_untouched`, by the tensor's base (whose counter its views
+        share)."""
+        with _OWN_READS():
+            base = tensor._base
+            if base is None:
+                base = tensor
+            after = tensor_version(tensor)
+            if after == before or tensor.is_inference():
+                return
+        entry = self.tensor_writes.get(id(base))
+        if entry is None or entry[0]() is not base:
+            entry = self.tensor_writes[id(base)] = (weakref.ref(base), [])
+        log_write(None, entry[1], before, after, span)
+
+    def _untouched(self, value: Any, since: int, current: int, is_tensor: bool) -> bool:
+        """Whether every write into ``value``'s memory from its count ``since`` to ``current`` is logged and
+        missed ``value``'s bytes: its graph value, taken before them, is still its value."""
+        if is_tensor:
+            with _OWN_READS():
+                base = value._base if value._base is not None else value
+            entry = self.tensor_writes.get(id(base))
+            log = entry[1] if entry is not None and entry[0]() is base else None
+        else:
+            log = self.writes.get(id(root(value)))
+        if not log or since < 0:
+            return False
+        first, end = _span(value)
+        if first == end:
+            return False
+        count = since
+        for before, after, span in log:
+            if after <= count:
+                continue
+            if before != count or span is None or span[0] < end and first < span[1]:
+                return False  # a gap, or a write into its bytes
+            count = after
+            if count == current:
+                return True
+        return False
 
     def _memory_of(self, owner: np.ndarray) -> SharedMemory | None:
         """The shared memory ``owner`` (an array that owns its memory as NumPy sees it) is part of, if any."""
@@ -289,9 +344,12 @@ class Session:
         """A write into ``memory`` through ``writer`` (an array or a tensor): every owner's write count moves (but
         ``counted``'s, moved already), and every tensor's (so their views', which share them) but ``written``'s; a
         node input in that memory is written."""
+        span = _span(writer)  # the bytes written, for the write logs (Session.writes)
         for key, _ in memory.alive(memory.owners):
             if key != counted:
-                self.versions[key] = self.versions.get(key, 0) + 1
+                before = self.versions.get(key, 0)
+                self.versions[key] = before + 1
+                log_write(self.writes, key, before, before + 1, span)
                 inputs = self.input_owners.get(key)
                 if inputs is not None:
                     self.input_written(inputs, writer)
@@ -303,7 +361,9 @@ class Session:
         for _, tensor in memory.alive(memory.tensors):
             if tensor is not written:
                 if not tensor.is_inference():
+                    before = tensor_version(tensor)
                     torch.autograd.graph.increment_version(tensor)
+                    self.tensor_wrote(tensor, before, span)
                 else:
                     # an inference tensor (torch.from_numpy inside torch.inference_mode()) keeps no write counter:
                     # its value is marked stale instead, and so are the views of it the tracer recorded (they keep
@@ -524,6 +584,9 @@ class Session:
             else:
                 current = self.versions.get(id(root(value)), 0) if self.versions else 0
             if prov.version == current:
+                return prov.node
+            if self._untouched(value, prov.version, current, is_tensor):  # each write since missed its bytes
+                value._lp = Provenance(builder, prov._node, current)
                 return prov.node
             if self.crossings:
                 self._settle()
@@ -856,6 +919,24 @@ _byte_bounds = np.lib.array_utils.byte_bounds
 def _storage_address(tensor: torch.Tensor) -> int:
     with _OWN_READS():  # the tracer's own read: not a call of the cell's to record
         return tensor.untyped_storage().data_ptr()
+
+
+_WRITES_KEPT = 16  # writes logged per owner or tensor base (Session.writes)
+
+
+def log_write(logs: dict[int, list[Any]] | None, key: Any, before: int, after: int,
+              span: tuple[int, int] | None) -> None:
+    """Append a write to the log of ``key`` in ``logs`` (or to the list ``key`` when ``logs`` is None), keeping the
+    last _WRITES_KEPT."""
+    if logs is None:
+        log = key
+    else:
+        log = logs.get(key)
+        if log is None:
+            log = logs[key] = []
+    log.append((before, after, span))
+    if len(log) > _WRITES_KEPT:
+        del log[0]
 
 
 def _span(value: Any) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from . import leapp_defects, replay, torch_impl
 from . import session as _session
 from .dtypes import numpy_dtype
 from .facts import ModuleFacts, update
-from .provenance import builder_of, iter_traced, plain, rebuilt
+from .provenance import builder_of, iter_traced, plain, rebuilt, tensor_version
 
 _ORIGINAL: dict[str, Any] = {}
 # Around the tracer's own work where the recorder is on (the patched entry points: torch.from_numpy, the array
@@ -260,6 +260,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if before is not None:
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
+    version = _counter(target) if in_place else 0
     result = func(*args, **kwargs)
     if result is NotImplemented:  # an operator declining (``t @ np.float32(2)``): Python asks the other operand
         return result
@@ -275,7 +276,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
                         location=location, helper=helper)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
-        return _rebind(sess, builder, target, node, line, location)
+        return _rebind(sess, builder, target, node, line, location, version)
     if isinstance(result, torch.Tensor):
         replay.trusted(builder, start)
         if name == "detach" and isinstance(args[0], torch.Tensor):  # the memory and write counter of args[0]
@@ -372,8 +373,12 @@ def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: st
 
 
 def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, line: int | None,
-            location: str | None) -> torch.Tensor:
-    """An in-place op: ``target`` now holds the recorded value; a write into a node input is reported."""
+            location: str | None, version: int, region: torch.Tensor | None = None) -> torch.Tensor:
+    """An in-place op: ``target`` (``region``: the view of it written, None: all of it) now holds the recorded
+    value, and its write counter moved from ``version``; a write into a node input is reported."""
+    with _OWN_READS():
+        written = region if region is not None else target if target._base is not None else None
+    sess.tensor_wrote(target, version, _session._span(written) if written is not None else None)
     if sess.input_storages:
         sess.tensor_written(target)
     if sess.shared_storage or sess.crossings:
@@ -385,8 +390,12 @@ def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, l
              helper: str | None) -> None:
     target, key, value = args
     prov = getattr(target, "_lp", None)
+    version = _counter(target)
+    region = _written_region(target, key)
     if prov is None:
         base = builder.const(target.detach().clone(), baked=False, origin=None, line=line, helper=helper)
+    elif _writes_back(builder, prov, version, region, value):
+        base = prov.node
     else:
         base = sess.graph_value(builder, target, line, as_tensor=True, helper=helper)
     graph_key = _graph_arg(sess, builder, key, line, helper)
@@ -394,7 +403,44 @@ def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, l
     torch.Tensor.__setitem__(target, key, value)
     node = builder.emit("call_function", torch_impl.setitem, (base, graph_key, graph_value), line=line,
                         numpy="Tensor.__setitem__", location=location, helper=helper)
-    _rebind(sess, builder, target, node, line, location)
+    _rebind(sess, builder, target, node, line, location, version, region)
+
+
+def _writes_back(builder: Any, prov: Any, version: int, region: torch.Tensor | None, value: Any) -> bool:
+    """``t[:, 1:] *= 2``: Python writes the view it changed in place back (``t.__setitem__(key, view)``). When the
+    only write into ``t`` since it got its node (``version``: its counter now) is the one through that very view,
+    and ``region`` (what this assignment writes) is exactly the view's memory, ``t``'s node from before is the base
+    the assignment writes into: nothing else of ``t`` changed (as NumPy's, ``indexing._writes_back``)."""
+    value_prov = getattr(value, "_lp", None)
+    if region is None or not isinstance(value, torch.Tensor) or value_prov is None or value_prov.lost is not None \
+            or not value_prov.traced_in(builder) or not prov.traced_in(builder) or prov.lost is not None \
+            or not value_prov.version == version == prov.version + 1:
+        return False
+    with _OWN_READS():
+        return region.data_ptr() == value.data_ptr() and region.dtype == value.dtype \
+            and region.shape == value.shape and region.stride() == value.stride()
+
+
+def _counter(tensor: torch.Tensor) -> int:
+    """``tensor``'s write counter (0 for an inference tensor), read as the tracer's own."""
+    with _OWN_READS():
+        return tensor_version(tensor)
+
+
+_BASIC_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
+
+
+def _written_region(target: torch.Tensor, key: Any) -> torch.Tensor | None:
+    """The view of ``target`` that ``target[key] = v`` wrote, for a key of slices, ints, None and Ellipsis; None
+    for any other key (all of ``target`` counts as written)."""
+    parts = key if type(key) is tuple else (key,)
+    if any(type(part) not in _BASIC_PARTS for part in parts):
+        return None
+    with _OWN_READS():
+        try:
+            return torch.Tensor.__getitem__(target, key)
+        except (IndexError, TypeError, RuntimeError):
+            return None
 
 
 def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: int | None, location: str | None,
