@@ -76,7 +76,14 @@ T_IN_PLACE = ["{v}.clone(); t{i}.add_({r})", "{v}.clone(); t{i} += {r}", "{v}.cl
               "{v}.clone(); t{i}.copy_({v} * 2)", "{v}.clone(); t{i}.masked_fill_(t{i} < 0, {r})",
               # through NumPy, into the tensor's own memory: the tensor shows the write
               "{v}.detach().numpy(); t{i} *= {r}; t{i} = {v} * 1",
-              "{v}.detach()[..., :1].numpy(); t{i}[...] = {r}; t{i} = {v} + 0"]
+              "{v}.detach()[..., :1].numpy(); t{i}[...] = {r}; t{i} = {v} + 0",
+              # a view taken before a write into part of its tensor: the same bytes, others, or ones a key cannot
+              # name (the view stays traced only where the write missed its bytes)
+              "{v}.clone(); h{i} = t{i}[..., :1]; t{i}[..., 1:] = {r}; t{i} = h{i} * 1",
+              "{v}.clone(); h{i} = t{i}[:1]; t{i}[1:] *= {r}; t{i} = h{i} + t{i}.sum()",
+              "{v}.clone(); h{i} = t{i}[..., 1::2]; t{i}[..., ::2] += {r}; t{i} = h{i} * 1",
+              "{v}.clone(); h{i} = t{i}[-1:]; t{i}[:-1].mul_({r}); t{i} = h{i} + 0",
+              "{v}.clone(); h{i} = t{i}[..., 0]; t{i}[t{i} > 0] = {r}; t{i} = h{i} * 1"]
 # a tensor sharing its memory with an array, written in place: the array shows the write
 SHARED = ["torch.from_numpy({v}); t{i}.add_({r}); t{i} = {v} * 1",
           "torch.from_numpy({v}); t{i}.mul_({r}); t{i} = {v} + t{i}.numpy()",

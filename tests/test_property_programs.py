@@ -65,6 +65,9 @@ SHAPE_OPS = ["{v}.reshape(-1)", "{v}.T", "np.flip({v})", "np.expand_dims({v}, 0)
 INDEXING = ["{v}[::-1]", "{v}[1::2]", "{v}[::-2]", "{v}[..., ::-1]", "{v}[{v} > 0]", "{v}[..., 0]",
             "{v}[np.array([0, -1])]", "{v}[np.array([2, 0, 1, 0]) % max({v}.shape[0], 1)]", "{v}[None]",
             "{v}[-1:]", "{v}[:, ::-1]", "{v}[np.array([True, False, True])]"]
+VIEW_KEYS = ["[:1]", "[1:]", "[::2]", "[1::2]", "[-1]", "[0]", "[..., :1]", "[..., 1:]", "[...]", "[:]", "[..., -1]",
+             "[:, 0]", "[::-1]"]
+WRITE_ONLY_KEYS = ["[{t} > 0]", "[np.array([0])]"]
 # Python numbers a line may use: a number is part of a replay key by value (a zero by its sign), and a recording is
 # also kept for any number of its type; zeros and ones of both signs once shared a key
 NUMBERS = ["2", "1.5", "True", "-3", "0.0", "-0.0", "1.0", "-1.0", "0", "1", "-0.25", "2**31", "-(2**40)", "1e300",
@@ -101,7 +104,8 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
     lines = []
     for i in range(draw(st.integers(1, 4))):
         v = draw(st.sampled_from(names))
-        family = draw(st.sampled_from(["unary", "binary", "reduce", "shape", "index", "cast", "in-place"]))
+        family = draw(st.sampled_from(["unary", "binary", "reduce", "shape", "index", "cast", "in-place",
+                                       "view-write"]))
         if family == "unary":
             expr = f"{draw(st.sampled_from(UNARY))}({v})"
         elif family == "binary":
@@ -129,6 +133,14 @@ def programs(draw: Any) -> tuple[str, dict[str, tuple[tuple[int, ...], str]]]:
             else:
                 write = form.format(t=f"t{i}")
             expr = f"{v} * 1; {write}; t{i} = t{i} - {draw(st.sampled_from(NUMBERS))}"
+        elif family == "view-write":
+            # a view of a copy taken before a write into part of the copy (the same bytes, others, or ones the key
+            # cannot name), then read: it follows the graph only where the write missed its bytes
+            taken, written = draw(st.sampled_from(VIEW_KEYS)), draw(st.sampled_from(VIEW_KEYS + WRITE_ONLY_KEYS))
+            write = draw(st.sampled_from(["{t}{k} = {n}", "{t}{k} *= {n}", "{t}{k} += {t}{k}",
+                                          "np.multiply({t}{k}, {n}, out={t}{k})"]))
+            write = write.format(t=f"t{i}", k=written.format(t=f"t{i}"), n=draw(st.sampled_from(NUMBERS)))
+            expr = f"{v} * 1; h{i} = t{i}{taken}; {write}; t{i} = h{i} * 1"
         elif family == "shape":
             expr = draw(st.sampled_from(SHAPE_OPS)).format(v=v, lo=draw(st.sampled_from(NUMBERS)),
                                                            hi=draw(st.sampled_from(NUMBERS)),

@@ -590,3 +590,55 @@ def test_a_torch_operator_given_a_traced_numpy_scalar_fails_as_it_does_eagerly()
     else:
         trace = ln.trace_cell(cell, ns, inputs={"x": x}, outputs=["y"], profile="full")
         assert not any("NotImplemented" in h.message for h in trace.hazards)
+
+
+DISTRIBUTION_CELL = """\
+t = annotate.input_tensors("node", {{"x": x}})
+mu = torch.tanh(t)
+dist = torch.distributions.Normal(mu, torch.ones_like(mu) * 0.5{options})
+y = dist.mean * 2
+lp = dist.log_prob(mu * 0.5)
+annotate.output_tensors("node", {{"y": y, "lp": lp}})
+"""
+
+
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_an_argument_check_of_torch_distributions_is_named_with_its_switch(profile):
+    """``Normal(mu, std)`` and ``dist.log_prob(a)`` branch on their values (``validate_args``, on by default): a
+    data-dependent branch inside torch, which used to be reported as an anonymous ``Tensor.__bool__`` at the cell
+    line with the generic "use np.where or split the node" fix. It now names torch.distributions, the library line,
+    and the switch; with the switch the node is clean and its graph right on fresh inputs."""
+    trace = ln.trace_cell(DISTRIBUTION_CELL.format(options=""), {"torch": torch, "x": torch.rand(3)}, profile=profile)
+    checks = {h.line: h for h in trace.hazards}
+    assert sorted(checks) == [3, 5]
+    for line, function in ((3, "__init__"), (5, "_validate_sample")):
+        hazard = checks[line]
+        assert hazard.kind == "data-dependent-branch" and hazard.severity == "error"
+        assert hazard.message.startswith("torch.distributions checks its arguments on traced data here")
+        assert hazard.location.startswith("torch/distributions/distribution.py:")
+        assert hazard.location.endswith(f" in {function}")
+        assert "validate_args=False" in hazard.fix and hazard.fix.startswith(f"At line {line} (")
+    fixed = ln.trace_cell(DISTRIBUTION_CELL.format(options=", validate_args=False"),
+                          {"torch": torch, "x": torch.rand(3)}, profile=profile)
+    assert fixed.hazards == []
+    fresh = torch.rand(3) * 4 - 2
+    want = fixed.run_eager({"node": {"x": fresh}})["node"]
+    y, lp = fixed.nodes["node"](fresh)
+    torch.testing.assert_close(y, torch.as_tensor(want["y"]))
+    torch.testing.assert_close(lp, torch.as_tensor(want["lp"]))
+
+
+def test_a_branch_inside_torch_code_names_the_library_line():
+    """A branch in a torch function the table does not know keeps the generic message, with torch's own line as
+    the hazard's location (the frame walk for the cell line skips torch's files)."""
+    cell = ("t = annotate.input_tensors('node', {'x': x})\nu = t * 2\ntorch.testing.assert_close(u, t + t)\n"
+            "annotate.output_tensors('node', {'y': u})\n")
+    (hazard,) = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3)}).hazards
+    assert hazard.kind == "data-dependent-branch" and hazard.line == 3
+    assert hazard.message.startswith("the truth value of traced data decides control flow here")
+    assert hazard.location.startswith("torch/testing/") and " in " in hazard.location
+    # a branch in the cell itself has no location
+    cell = ("t = annotate.input_tensors('node', {'x': x})\nu = t * 2\nif u.sum() > 100:\n    u = u + 1\n"
+            "annotate.output_tensors('node', {'y': u})\n")
+    (hazard,) = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3)}).hazards
+    assert hazard.line == 3 and hazard.location is None

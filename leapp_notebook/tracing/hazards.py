@@ -65,6 +65,26 @@ CATALOGUE: dict[str, HazardKind] = {
 }
 
 @dataclass(frozen=True)
+class LibraryCheck:
+    """A branch a library takes on its arguments' values to refuse bad ones (``if not valid.all(): raise``), known
+    by the file (relative to the library's parent folder) and the function that branches: what to call it, and how
+    to switch the check off for the trace."""
+
+    library: str
+    fix: str
+
+
+_DISTRIBUTION_FIX = ("pass validate_args=False to the distribution (or call torch.distributions.Distribution."
+                     "set_default_validate_args(False) once, before the cell): the exported graph cannot raise, so "
+                     "check the values outside the node where they must be valid")
+LIBRARY_CHECKS = {
+    ("torch/distributions/distribution.py", "__init__"): LibraryCheck("torch.distributions", _DISTRIBUTION_FIX),
+    ("torch/distributions/distribution.py", "_validate_sample"): LibraryCheck("torch.distributions",
+                                                                              _DISTRIBUTION_FIX),
+}
+
+
+@dataclass(frozen=True)
 class Cause:
     """One way a hazard of ``kind`` arises: its message template (``str.format`` fields named by the producer)
     and, where the kind's fix does not fit, its own fix template."""
@@ -202,6 +222,10 @@ CAUSES: dict[str, Cause] = {
                             "np.where / torch.where instead of branching"),
     "branch": Cause("data-dependent-branch", "the truth value of traced data decides control flow here ({what}): "
                     "the graph holds only the branch taken during tracing{note}"),
+    # a branch inside a library's own code that checks its arguments (LIBRARY_CHECKS): named, with its switch
+    "library-check": Cause("data-dependent-branch", "{library} checks its arguments on traced data here ({what}): "
+                           "the graph cannot hold the check, so a value it would refuse runs through the exported "
+                           "graph instead of raising{note}"),
     "untraced-output": Cause("untraced-output", "output '{output}' of node '{node}' is not computed from the node's "
                              "inputs by traced operations ({type}); LEAPP raises \"output_tensors() for node "
                              "'{node}' received non-traced tensors\" for a plain value, and exports a constant "

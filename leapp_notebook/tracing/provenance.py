@@ -390,6 +390,31 @@ def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, st
     return None, location, helper
 
 
+_LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep for module in (np, torch))
+# torch's own passing-on of a call to a mode (``Tensor.__bool__`` of a traced tensor reaches the recorder through
+# them): never the code that made the call
+_DISPATCH_FILES = tuple(os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), name)
+                        for name in ("_tensor.py", "overrides.py", os.path.join("utils", "_device.py")))
+
+
+def library_caller(depth: int = 2) -> tuple[str, str, int] | None:
+    """The innermost frame of NumPy's or torch's own code that led here (past this package and torch's dispatch to
+    the recorder), as (its file relative to the libraries' folder, with ``/``; its function; its line); None when
+    the first frame past them is the cell's or a user's. Walks the stack: for a hazard's report, not per call."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        fname = frame.f_code.co_filename
+        if fname.startswith(_PACKAGE_DIR) or fname.startswith(_DISPATCH_FILES):
+            frame = frame.f_back
+            continue
+        if not fname.startswith(_LIBRARY_DIRS):
+            return None
+        library = next(d for d in _LIBRARY_DIRS if fname.startswith(d))
+        relative = os.path.relpath(fname, os.path.dirname(library.rstrip(os.sep)))
+        return relative.replace(os.sep, "/"), frame.f_code.co_name, frame.f_lineno
+    return None
+
+
 def user_frame(depth: int = 2) -> Any:
     """The first frame outside NumPy, torch and this package (the code that made the call), or None."""
     frame = sys._getframe(depth)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.fx
 
+from . import hazards as hz
 from . import leapp_defects, ops, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
@@ -33,6 +34,7 @@ from .provenance import (
     cell_site,
     fingerprint,
     iter_traced,
+    library_caller,
     plain,
     rebuilt,
     root,
@@ -966,8 +968,20 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> 
             return
     nodes = [prov.node.name] if prov.node is not None else []
     cause = {"data-dependent-branch": "branch", "broken-chain": "flat"}.get(kind, "extracted")
-    builder.report(cause, line, nodes, location=location, severity=severity, what=what,
-                   note=" (LEAPP logs an error for this)." if sess.profile == "leapp" else ".")
+    note = " (LEAPP logs an error for this)." if sess.profile == "leapp" else "."
+    if location is None and kind == "data-dependent-branch":
+        # a branch in NumPy's or torch's own code (where() names user code and other libraries only): where, and
+        # the switch of a known argument check
+        caller = library_caller()
+        if caller is not None:
+            path, function, at = caller
+            location = f"{path}:{at} in {function}"
+            check = hz.LIBRARY_CHECKS.get((path, function))
+            if check is not None:
+                builder.report("library-check", line, nodes, location=location, severity=severity, what=what,
+                               note=note, library=check.library, fix=check.fix)
+                return
+    builder.report(cause, line, nodes, location=location, severity=severity, what=what, note=note)
 
 
 def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True,
