@@ -47,6 +47,7 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 # NumPy's own, without TracedArray's
 _SET_SHAPE, _SET_DTYPE, _SET_STRIDES = np.ndarray.shape.__set__, np.ndarray.dtype.__set__, np.ndarray.strides.__set__
 _GET_STRIDES = np.ndarray.strides.__get__
+_ARRAY_POW = np.ndarray.__pow__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
@@ -533,6 +534,14 @@ class TracedArray(np.ndarray):
 
     # ---------------------------------------------------------------- values leaving the graph
     # (__bool__, __float__, __int__, __index__, __complex__, item, tolist: set from _EXTRACTIONS below)
+
+    def __pow__(self, other: Any, mod: Any = None) -> Any:
+        # NumPy's ``a ** 2`` on an array is ``np.square(a)`` (and ``** 0.5`` ``np.sqrt``, ...: a fast path with the
+        # unary ufunc's dtype: ``bool ** 2`` is int8); a NumPy scalar's ``**`` is ``np.power`` (int64 there). The
+        # tracer holds a scalar as a marked 0-d array (``_scalar``): its ``**`` takes the scalar's way
+        if mod is None and getattr(self, "_scalar", False):
+            return np.power(self, other)
+        return _ARRAY_POW(self, other) if mod is None else _ARRAY_POW(self, other, mod)
 
     def __contains__(self, value: Any) -> bool:
         found = value in self.view(np.ndarray)
