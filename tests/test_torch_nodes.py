@@ -602,6 +602,17 @@ annotate.output_tensors("node", {{"y": y, "lp": lp}})
 """
 
 
+@pytest.fixture
+def distributions_validate():
+    """torch.distributions validating its arguments, as by default in a fresh process: torch._dynamo (torch.compile,
+    torch.export, run by other tests) turns the checks off process-wide the first time it runs."""
+    previous = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(previous)
+
+
+@pytest.mark.usefixtures("distributions_validate")
 @pytest.mark.parametrize("profile", ["leapp", "full"])
 def test_an_argument_check_of_torch_distributions_is_named_with_its_switch(profile):
     """``Normal(mu, std)`` and ``dist.log_prob(a)`` branch on their values (``validate_args``, on by default): a
@@ -642,3 +653,28 @@ def test_a_branch_inside_torch_code_names_the_library_line():
             "annotate.output_tensors('node', {'y': u})\n")
     (hazard,) = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3)}).hazards
     assert hazard.line == 3 and hazard.location is None
+
+
+@pytest.mark.parametrize("write, stale", [
+    ("u.add_(1)", True),                 # a view taken before: written
+    ("u[0, 1] = 5", True),
+    ("u[1] = 0", False),                 # other bytes: the view stays traced
+    ("u[1:].mul_(2)", False),
+    ("u[:, 1:] *= 2", True),             # the write-back reaches row 0's bytes
+])
+def test_writes_inside_inference_mode_are_followed_as_outside_it(write, stale):
+    """A tensor made inside ``torch.inference_mode()`` keeps no write counter, so a view taken before a write into
+    its bytes was never found stale: the graph silently read the view as taken. The tracer keeps its own count for
+    such tensors (by storage), moved by every write it records."""
+    cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nwith torch.inference_mode():\n    u = t * 1\n"
+            f"    row = u[0]\n    {write}\n    y = row * 2\nannotate.output_tensors('n', {{'y': y}})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(2, 4)})
+    if stale:
+        hazard = next(h for h in trace.hazards if h.kind == "untraced-call")
+        assert hazard.severity == "error" and hazard.line == 6 and "shares memory" in hazard.message
+        assert not trace.probe(seed=0).passed
+    else:
+        assert trace.hazards == []
+        fresh = torch.rand(2, 4)
+        torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[0] * 2)
+        assert trace.probe(seed=0).passed

@@ -199,9 +199,19 @@ def rebuilt(original: Any, items: Iterable[Any]) -> Any:
     return kind(list(items)) if kind not in (list, tuple) else kind(items)
 
 
+# The running session's own write counts of inference tensors' storages (torch keeps no counter for a tensor made
+# inside ``torch.inference_mode()``, though it can be written there), by storage address: moved by each write the
+# tracer sees (``Session.tensor_wrote``), read by :func:`tensor_version`; a new session starts them over
+INFERENCE_COUNTS: dict[int, int] = {}
+
+
 def tensor_version(tensor: torch.Tensor) -> int:
-    """torch's write counter of a tensor's memory (inference tensors keep none: they cannot be written)."""
-    return 0 if tensor.is_inference() else tensor._version
+    """The write counter of a tensor's memory: torch's own, or for an inference tensor (which keeps none) the
+    tracer's count of the writes into its storage (``INFERENCE_COUNTS``)."""
+    if tensor.is_inference():
+        with torch._C.DisableTorchFunction():  # the tracer's own read
+            return INFERENCE_COUNTS.get(tensor.untyped_storage().data_ptr(), 0)
+    return tensor._version
 
 
 def fingerprint(array: np.ndarray) -> int:

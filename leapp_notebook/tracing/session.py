@@ -21,7 +21,7 @@ import torch
 import torch.fx
 
 from . import hazards as hz
-from . import leapp_defects, ops, replay
+from . import leapp_defects, ops, provenance, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
 from .facts import KEY, facts
@@ -146,6 +146,8 @@ class Session:
         # counter restarts at 0 on a new tensor that may take a dead one's id).
         self.writes: dict[int, list[tuple[int, int, tuple[int, int] | None]]] = {}
         self.tensor_writes: dict[int, tuple[weakref.ref, list[tuple[int, int, tuple[int, int] | None]]]] = {}
+        self.inference_writes: dict[int, list[tuple[int, int, tuple[int, int] | None]]] = {}
+        provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
         # owns its memory as NumPy sees it, though x does too) and by each tensor's storage address. A write on
@@ -205,14 +207,20 @@ class Session:
 
     def tensor_wrote(self, tensor: torch.Tensor, before: int, span: tuple[int, int] | None) -> None:
         """A write into ``tensor``'s memory (``span``: the bytes written, None for all of it) moved its write
-        counter from ``before``: logged for :meth:`_untouched`, by the tensor's base (whose counter its views
-        share)."""
+        counter from ``before`` (the tracer moves an inference tensor's own count here): logged for
+        :meth:`_untouched`, by the tensor's base (whose counter its views share), or by an inference tensor's
+        storage address (its count's key)."""
         with _OWN_READS():
+            if tensor.is_inference():
+                address = tensor.untyped_storage().data_ptr()
+                after = provenance.INFERENCE_COUNTS[address] = provenance.INFERENCE_COUNTS.get(address, 0) + 1
+                log_write(self.inference_writes, address, after - 1, after, span)
+                return
             base = tensor._base
             if base is None:
                 base = tensor
-            after = tensor_version(tensor)
-            if after == before or tensor.is_inference():
+            after = tensor._version
+            if after == before:
                 return
         entry = self.tensor_writes.get(id(base))
         if entry is None or entry[0]() is not base:
@@ -224,9 +232,12 @@ class Session:
         missed ``value``'s bytes: its graph value, taken before them, is still its value."""
         if is_tensor:
             with _OWN_READS():
-                base = value._base if value._base is not None else value
-            entry = self.tensor_writes.get(id(base))
-            log = entry[1] if entry is not None and entry[0]() is base else None
+                if value.is_inference():
+                    log = self.inference_writes.get(value.untyped_storage().data_ptr())
+                else:
+                    base = value._base if value._base is not None else value
+                    entry = self.tensor_writes.get(id(base))
+                    log = entry[1] if entry is not None and entry[0]() is base else None
         else:
             log = self.writes.get(id(root(value)))
         if not log or since < 0:
@@ -360,31 +371,20 @@ class Session:
                 inputs = self.input_storages.get(address)
                 if inputs is not None and (written is None or address != _storage_address(written)):
                     self.input_written(inputs, writer)  # (a torch write found its own storage's already)
+        # an inference tensor (torch.from_numpy inside torch.inference_mode()) keeps no write counter: the tracer's
+        # count of its storage moves, once per storage (its views share it; the written tensor's moved already)
+        counted_storages = set()
+        if written is not None and written.is_inference():
+            counted_storages.add(_storage_address(written))
         for _, tensor in memory.alive(memory.tensors):
             if tensor is not written:
                 if not tensor.is_inference():
                     before = tensor_version(tensor)
                     torch.autograd.graph.increment_version(tensor)
                     self.tensor_wrote(tensor, before, span)
-                else:
-                    # an inference tensor (torch.from_numpy inside torch.inference_mode()) keeps no write counter:
-                    # its value is marked stale instead, and so are the views of it the tracer recorded (they keep
-                    # no ``_base``: ``detached_from`` remembered them)
-                    for stale in (tensor, *self._inference_views(tensor)):
-                        prov = getattr(stale, "_lp", None)
-                        if prov is not None:
-                            stale._lp = Provenance(prov.builder, prov._node, -1)
-                            stale._lp.lost, stale._lp.line = prov.lost, prov.line
-
-    def _inference_views(self, tensor: torch.Tensor) -> list[torch.Tensor]:
-        """The live tensors remembered as made on ``tensor`` without a ``_base`` (views of an inference tensor,
-        ``detach()``), and theirs."""
-        found = []
-        for ref, sources in self.detached.values():
-            view = ref()
-            if view is not None and view is not tensor and any(source() is tensor for source in sources):
-                found.append(view)
-        return found
+                elif (address := _storage_address(tensor)) not in counted_storages:
+                    counted_storages.add(address)
+                    self.tensor_wrote(tensor, 0, span)
 
     def _shared_value(self, builder: NodeBuilder, value: Any, is_tensor: bool) -> Any:
         """The node of a current value on the other side of a crossing that covers exactly ``value``'s memory (the

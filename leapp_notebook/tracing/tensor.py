@@ -377,7 +377,9 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
     """An in-place op: ``target`` (``region``: the view of it written, None: all of it) now holds the recorded
     value, and its write counter moved from ``version``; a write into a node input is reported."""
     with _OWN_READS():
-        written = region if region is not None else target if target._base is not None else None
+        # (a view of an inference tensor keeps no ``_base``: its bytes are read whatever it is)
+        written = region if region is not None else \
+            target if target._base is not None or target.is_inference() else None
     sess.tensor_wrote(target, version, _session._span(written) if written is not None else None)
     if sess.input_storages:
         sess.tensor_written(target)
