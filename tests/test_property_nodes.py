@@ -6,12 +6,16 @@ NumPy-only programs.
 Each line draws a value of either kind and an operation of that kind: torch element-wise functions and operators
 with tensors, arrays or Python numbers (signed zeros and ones among them), reductions with ``dim``/``keepdim``,
 shape ops, ``clamp`` and ``where`` with numbers, indexing, casts, modules (ReLU, Softmax, Linear, a Sequential),
-and in-place writes: to a clone, and to a tensor that shares its memory with an array (``torch.from_numpy``), which
-the array then shows. Half of the programs of two lines or more run three times as a loop body. The graph must
+and in-place writes: to a clone, into part of a tensor a view of which was taken before, and to a tensor that
+shares its memory with an array (``torch.from_numpy``), which the array then shows. Half of the programs of two lines or more run three times as a loop body. The graph must
 equal the eager run in value, shape and dtype, or the trace must carry an error hazard that names its line; each
 program is traced twice (the second from the recording cache).
 
-The default (CI) profile runs 600 derandomized examples; ``HYPOTHESIS_PROFILE=dev`` runs 20000 random ones.
+Cells of two and of three chained nodes (``chained_nodes``) add steps and writes between the nodes, values used by
+a later node without declaring them, and a node that declares its input before the node before it closes.
+
+The default (CI) profile runs 600 derandomized examples (300 two-node cells, 150 three-node ones);
+``HYPOTHESIS_PROFILE=dev`` runs 20000 random ones of each.
 Each shrunk failure found so far is a regression test at the end of this file.
 """
 
@@ -190,7 +194,8 @@ def chained_nodes(draw: Any, names: tuple[str, ...] = ("pre", "post")) -> tuple[
     a step runs on the output (recorded by no node) and the next node may use its result without declaring it, and
     one time in four the next node may also read earlier nodes' values without declaring them (``other-node``):
     both must be reported where they reach ``y``. One time in eight the output is written at the gap through memory
-    it shares, and must be reported too. (A step between the nodes whose result the next node declares as its input
+    it shares, and must be reported too; one time in eight the next node declares its input before the node before
+    it declares that value its output. (A step between the nodes whose result the next node declares as its input
     is the split the hazards' fixes recommend, the deploying runtime's to compute: the chained graphs cannot be
     compared with the cell there, so it is not drawn.) The source declares the nodes itself (annotate); its inputs
     are the cell's names ``x``/``w``."""
@@ -218,7 +223,13 @@ def chained_nodes(draw: Any, names: tuple[str, ...] = ("pre", "post")) -> tuple[
             usable.append(step)
         elif between == 2:
             lines.append(draw(st.sampled_from(WRITES_BETWEEN[kinds[out]])).format(v=out))
-        lines.append(declare)
+        elif between == 3:
+            # interleaved: the next node declares its input while the one before is still open, which then declares
+            # the same value its output
+            lines.insert(-1, declare)
+            declare = None
+        if declare is not None:
+            lines.append(declare)
         body, out = _lines(draw, kinds, len(kinds), usable)
         lines += body
     lines += [f'annotate.output_tensors("{names[-1]}", {{"y": {out}}})', f"y = {out}"]
