@@ -57,17 +57,6 @@ def _eager(a: Any, b: Any) -> dict[str, Any]:
     return {"x0": a} if b is _ONE_OPERAND else {"x0": a, "x1": b}
 
 
-_KEY_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
-
-
-def _simple_key(key: tuple[Any, ...]) -> bool:
-    """Whether an indexing key holds only slices, ints, None and Ellipsis (nothing to make plain)."""
-    for part in key:
-        if type(part) not in _KEY_PARTS:
-            return False
-    return True
-
-
 _UFUNC_MODULES = ("scipy.special",)  # libraries whose ufuncs reach __array_ufunc__ under their own names
 
 
@@ -509,7 +498,7 @@ class TracedArray(np.ndarray):
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
         sess = _session.active()
-        plain_key = key if type(key) is tuple and _simple_key(key) else plain(key)
+        plain_key = key if type(key) is tuple and indexing.basic_key(key) else plain(key)
         if sess is None or sess.suspended:
             result = self.view(np.ndarray)[plain_key]
             return result if sess is not None else _session.elsewhere((self,), result, "indexing")

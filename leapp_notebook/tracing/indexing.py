@@ -262,18 +262,22 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
 _BASIC_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
 
 
-def written_region(eager: np.ndarray, key: tuple[Any, ...]) -> np.ndarray | None:
-    """The view of ``eager`` that ``eager[key] = v`` wrote, for a key of slices, ints, None and Ellipsis (a 0-d view
-    where the ints pick one element); None for any other key (all of ``eager`` counts as written)."""
-    ellipsis = False
+def basic_key(key: tuple[Any, ...]) -> bool:
+    """Whether an indexing key holds only slices, ints, None and Ellipsis: nothing to make plain, and a view of what
+    it indexes (NumPy's and torch's basic indexing)."""
     for part in key:
-        kind = type(part)
-        if kind not in _BASIC_PARTS:
-            return None
-        if part is Ellipsis:
-            ellipsis = True
+        if type(part) not in _BASIC_PARTS:
+            return False
+    return True
+
+
+def written_region(eager: np.ndarray, key: tuple[Any, ...]) -> np.ndarray | None:
+    """The view of ``eager`` that ``eager[key] = v`` wrote, for a basic key (a 0-d view where the ints pick one
+    element); None for any other key (all of ``eager`` counts as written)."""
+    if not basic_key(key):
+        return None
     try:
-        region = eager[key if ellipsis else (*key, Ellipsis)]
+        region = eager[key if any(part is Ellipsis for part in key) else (*key, Ellipsis)]
     except (IndexError, TypeError):
         return None
     return region if isinstance(region, np.ndarray) else None

@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch.overrides import TorchFunctionMode
 
-from . import leapp_defects, replay, torch_impl
+from . import indexing, leapp_defects, replay, torch_impl
 from . import session as _session
 from .dtypes import numpy_dtype
 from .facts import ModuleFacts, update
@@ -429,14 +429,10 @@ def _counter(tensor: torch.Tensor) -> int:
         return tensor_version(tensor)
 
 
-_BASIC_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})
-
-
 def _written_region(target: torch.Tensor, key: Any) -> torch.Tensor | None:
-    """The view of ``target`` that ``target[key] = v`` wrote, for a key of slices, ints, None and Ellipsis; None
-    for any other key (all of ``target`` counts as written)."""
-    parts = key if type(key) is tuple else (key,)
-    if any(type(part) not in _BASIC_PARTS for part in parts):
+    """The view of ``target`` that ``target[key] = v`` wrote, for a basic key (``indexing.basic_key``); None for any
+    other key (all of ``target`` counts as written)."""
+    if not indexing.basic_key(key if type(key) is tuple else (key,)):
         return None
     with _OWN_READS():
         try:
