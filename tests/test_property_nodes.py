@@ -7,9 +7,10 @@ Each line draws a value of either kind and an operation of that kind: torch elem
 with tensors, arrays or Python numbers (signed zeros and ones among them), reductions with ``dim``/``keepdim``,
 shape ops, ``clamp`` and ``where`` with numbers, indexing, casts, modules (ReLU, Softmax, Linear, a Sequential),
 and in-place writes: to a clone, into part of a tensor a view of which was taken before, and to a tensor that
-shares its memory with an array (``torch.from_numpy``), which the array then shows. Half of the programs of two lines or more run three times as a loop body. The graph must
-equal the eager run in value, shape and dtype, or the trace must carry an error hazard that names its line; each
-program is traced twice (the second from the recording cache).
+shares its memory with an array (``torch.from_numpy``), which the array then shows. Half of the programs of two
+lines or more run three times as a loop body. The graph must equal the eager run in value, shape and dtype, or the
+trace must carry an error hazard that names its line; each program is traced twice (the second from the recording
+cache).
 
 Cells of two and of three chained nodes (``chained_nodes``) add steps and writes between the nodes, values used by
 a later node without declaring them, and a node that declares its input before the node before it closes.
@@ -397,6 +398,28 @@ def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
      'annotate.output_tensors("pre", {"mid": t1})\nt1.numpy()[1:] += 2\n'
      'm = annotate.input_tensors("post", {"mid": t1})\ny = m * 1\nannotate.output_tensors("post", {"y": y})',
      ("pre", "post"), ((3,), "float32")),
+    # seed 4105, three nodes: node mid's output, NaN at trace time (sqrt of a negative), written between the nodes
+    # through t5.detach().numpy(): NaN + 1 is NaN, so the value compared bit for bit had not changed, and the write,
+    # made outside any node, was counted nowhere
+    ('x = annotate.input_tensors("pre", {"x": x})\nwith torch.no_grad():\n    t0 = torch.from_numpy(x)\n'
+     '    t1 = torch.neg(t0)\nannotate.output_tensors("pre", {"mid": t1})\nbetween = t1 * 2\n'
+     'm = annotate.input_tensors("mid", {"mid": t1})\nwith torch.no_grad():\n    t5 = torch.sqrt(m)\n'
+     'annotate.output_tensors("mid", {"mid": t5})\nt5.detach().numpy()[...] += 1\n'
+     'm2 = annotate.input_tensors("post", {"mid": t5})\nwith torch.no_grad():\n    t7 = torch.tanh(m2)\n'
+     'annotate.output_tensors("post", {"y": t7})\ny = t7', ("pre", "mid", "post"), ((), "float16")),
+    # ... the same through each way a write between two nodes can reach an array output's memory
+    *[(f'x = annotate.input_tensors("pre", {{"x": x}})\nt5 = np.sqrt(-x) + np.zeros(1)\n'
+       f'annotate.output_tensors("pre", {{"mid": t5}})\n{write}\n'
+       'm = annotate.input_tensors("post", {"mid": t5})\ny = np.tanh(m)\nannotate.output_tensors("post", {"y": y})',
+       ("pre", "post"), ((), "float64"))
+      for write in ("torch.from_numpy(t5).add_(1)", "a = torch.as_tensor(t5)\na.mul_(2)", "t5.view()[...] += 1",
+                    "np.add(t5.view(), 1, out=t5.view())")],
+    *[(f'x = annotate.input_tensors("pre", {{"x": x}})\nt5 = torch.sqrt(-x)\n'
+       f'annotate.output_tensors("pre", {{"mid": t5}})\n{write}\n'
+       'm = annotate.input_tensors("post", {"mid": t5})\ny = torch.tanh(m)\n'
+       'annotate.output_tensors("post", {"y": y})', ("pre", "post"), ((), "torch.float64"))
+      for write in ("t5.detach().numpy()[...] += 1", "a = t5.detach().numpy()\na += 1", "t5.numpy()[...] *= 2",
+                    "np.add(t5.numpy(), 1, out=t5.numpy())")],
 ])
 def test_regression_two_nodes_not_silent(source: str, declared: tuple[str, ...], x: tuple[Any, str]) -> None:
     """Shrunk failures of cells that declare their nodes (writes into a node's input through other memory, values

@@ -80,7 +80,9 @@ def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) ->
     the recorded result's value, or its loss (a call the lookup does not record: baked where ``target`` is read), or,
     a plain array, is remembered as written with traced data. Returns ``target``, as NumPy returns ``out``."""
     if isinstance(target, TracedArray) and getattr(recorded, "_lp", None) is None:
-        # written after its node received its outputs: no node records it any more
+        # written after its node received its outputs: no node records it any more (but the write is counted: it
+        # reaches what shares the memory, a node output the next node may declare)
+        sess.bump(target)
         target._lp = Provenance.lost_in(builder, f"written by {name} after node '{builder.name}' received "
                                         "its outputs", None)
     elif isinstance(target, TracedArray):

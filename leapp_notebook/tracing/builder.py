@@ -337,7 +337,9 @@ class NodeBuilder:
                 if out_node is prov.node:
                     self.sources[name] = f"{producer.name}/{spec.name}"
                     kept = producer.sample_outputs.get(spec.name)  # (the output itself when nothing could follow)
-                    if kept is not None and _changed(sample, kept):
+                    # by value, bit for bit; or by a write the tracer saw into the value's bytes, which may leave
+                    # them as they were at trace time (NaN + 1) and not on other inputs
+                    if kept is not None and (_changed(sample, kept) or self.session.written_since(value, prov)):
                         changed = (producer.name, spec.name)
                     break
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)

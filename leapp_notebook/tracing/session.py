@@ -227,6 +227,13 @@ class Session:
             entry = self.tensor_writes[id(base)] = (weakref.ref(base), [])
         log_write(None, entry[1], before, after, span)
 
+    def written_since(self, value: Any, prov: Provenance) -> bool:
+        """Whether the cell wrote into ``value``'s bytes since it took its provenance ``prov`` (a write count moved
+        since, and not only by writes that missed them)."""
+        is_tensor = isinstance(value, torch.Tensor)
+        current = tensor_version(value) if is_tensor else self.versions.get(id(root(value)), 0)
+        return prov.version != current and not self._untouched(value, prov.version, current, is_tensor)
+
     def _untouched(self, value: Any, since: int, current: int, is_tensor: bool) -> bool:
         """Whether every write into ``value``'s memory from its count ``since`` to ``current`` is logged and
         missed ``value``'s bytes: its graph value, taken before them, is still its value."""
@@ -352,6 +359,21 @@ class Session:
                         and other.data_ptr() == tensor.data_ptr() and other.dtype == tensor.dtype \
                         and other.shape == tensor.shape and other.stride() == tensor.stride():
                     other._lp = Provenance(builder, node, tensor_version(other))
+
+    def outside_write(self, tensor: torch.Tensor) -> None:
+        """``tensor`` was written in place while no node is open (recorded by none): a node input in its memory is
+        written, and what shares the memory sees the write, as for a write inside a node (:meth:`shared_write`, with
+        no node to hand on): a node output written so, then declared by the next node, is reported there."""
+        if self.input_storages:
+            self.tensor_written(tensor)
+        if self.crossings:
+            self._settle()
+        if not self.shared_storage:
+            return
+        with _OWN_READS():
+            memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
+            if memory is not None:
+                self._written(memory, None, tensor, tensor)
 
     def _written(self, memory: SharedMemory, counted: int | None, written: Any, writer: Any) -> None:
         """A write into ``memory`` through ``writer`` (an array or a tensor): every owner's write count moves (but

@@ -134,7 +134,17 @@ class TorchRecorder(TorchFunctionMode):
         if builder.closed:
             builder = sess.reopen(builder)
             if builder.closed and name not in _EXTRACTIONS:  # an extraction is remembered as one (extracted)
-                return sess.outside(builder, func(*args, **kwargs), display(func))
+                result = func(*args, **kwargs)
+                # not recorded, but a write through ``t.detach().numpy()`` between two nodes reaches ``t``, a node's
+                # output the next node may declare: the memory is followed as inside a node
+                if name == "detach" and isinstance(args[0], torch.Tensor):
+                    sess.detached_from(result, args[0])
+                elif _plan(func, name).in_place and isinstance(args[0], torch.Tensor):
+                    sess.outside_write(args[0])
+                outside = sess.outside(builder, result, display(func))
+                if name == "numpy" and isinstance(args[0], torch.Tensor) and isinstance(outside, np.ndarray):
+                    sess.link(outside, args[0], shares=True)
+                return outside
         return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
 
 
@@ -170,6 +180,8 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     if builder.closed:
         builder = sess.reopen(builder)
         if builder.closed:
+            if attr == "data":
+                sess.detached_from(value, tensor)  # as ``t.detach()`` between two nodes
             return sess.outside(builder, value, f"Tensor.{attr}")
     line, location, helper = sess.where()
     start = len(builder.fresh)
@@ -491,8 +503,10 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
         return eager
     if builder.closed:
         builder = sess.reopen(builder)
-        if builder.closed:
-            return sess.outside(builder, eager, what)
+        if builder.closed:  # between two nodes: not recorded, but a write through either side reaches the other
+            outside = sess.outside(builder, eager, what)
+            sess.link(outside, tensor, shares=True if what == "Tensor.numpy" else None)
+            return outside
     line, location, helper = sess.where()
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
@@ -512,8 +526,11 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
         return eager
     if builder.closed:
         builder = sess.reopen(builder)
-        if builder.closed:
-            return sess.outside(builder, eager, what)
+        if builder.closed:  # between two nodes: not recorded, but a write through either side reaches the other
+            outside = sess.outside(builder, eager, what)
+            if isinstance(value, np.ndarray):
+                sess.link(value, outside, shares=True if what == "torch.from_numpy" else None)
+            return outside
     line, location, helper = sess.where()
     start = len(builder.fresh)
     if isinstance(value, np.ndarray):
