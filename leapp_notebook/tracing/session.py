@@ -222,9 +222,12 @@ class Session:
             after = tensor._version
             if after == before:
                 return
-        entry = self.tensor_writes.get(id(base))
+        key = id(base)
+        entry = self.tensor_writes.get(key)
         if entry is None or entry[0]() is not base:
-            entry = self.tensor_writes[id(base)] = (weakref.ref(base), [])
+            # dropped with the tensor (a loop of writes into new tensors keeps no log of each)
+            entry = self.tensor_writes[key] = (weakref.ref(base, lambda _, logs=self.tensor_writes, key=key:
+                                                           logs.pop(key, None)), [])
         log_write(None, entry[1], before, after, span)
 
     def written_since(self, value: Any, prov: Provenance) -> bool:
