@@ -466,6 +466,31 @@ def test_a_view_taken_before_a_write_into_other_bytes_of_its_array_stays_traced(
     assert agrees_on_fresh_input(t, FRESH1)
 
 
+@pytest.mark.parametrize("lines, stale", [
+    ("c = z[:, 0]\nz[:, 1:] = 0", False),          # a column, the other columns written: no byte in common
+    ("c = z[:, 1::2]\nz[:, ::2] *= 2", False),     # interleaved columns
+    ("c = z.T[0]\nz[:, 1:] += 1", False),
+    ("c = z[1:, :2]\nz[0] = 0\nz[1:, 2:] = 5", False),
+    ("c = z[:, 0]\nz[:, ::2] = 0", True),          # the written columns include the view's
+    ("c = z[:, 1::2]\nz[:, 1:3] = 0", True),
+])
+def test_a_column_view_is_stale_only_when_a_write_reaches_its_elements(lines, stale):
+    """A column of a matrix spans (first to last byte) most of the other columns: ``pos = obs[:, :3]``, then a
+    write into ``obs[:, 3:]``, was stale by span alone. Where the spans meet and a layout is strided, the elements
+    are compared (``np.shares_memory`` on the two layouts)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    t = ln.trace_cell(f"z = x * 1\n{lines}\ny = c * 2\n", {"np": np}, inputs={"x": x}, outputs=["y"],
+                      profile="full")
+    errors = [h for h in t.hazards if h.kind == "untraced-call" and h.severity == "error"]
+    if stale:
+        assert errors and "shares memory" in errors[0].message
+    else:
+        assert errors == []
+        fresh = x[::-1].copy() * 3
+        eager = t.run_eager({"node": {"x": fresh}})["node"]["y"]
+        np.testing.assert_allclose(t.nodes["node"](fresh)[0], eager)
+
+
 def test_writes_without_stale_views_are_recorded_exactly():
     source = "z = x.copy()\nz[0] = 5.0\nz[1:3] *= 2\nrow = z[0:2]\ny = row + z[2:4]"
     t = trace(source, x=X1, profile="full")

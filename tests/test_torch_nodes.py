@@ -319,6 +319,18 @@ def test_a_torch_view_taken_before_a_write_into_other_bytes_stays_traced(write):
     assert trace.probe(seed=0).passed
 
 
+@pytest.mark.parametrize("write", ["u[:, 1:] = 0", "u[:, 2:] *= 2", "u[:, 1:].clamp_(0, 0.5)"])
+def test_a_torch_column_taken_before_a_write_into_other_columns_stays_traced(write):
+    """``quat = obs[:, 3:7]``, then a write into other columns: the column spans bytes of the others, but shares no
+    element with them (compared where the spans meet)."""
+    cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\ncol = u[:, 0]\n{write}\n"
+            "y = col * 2\nannotate.output_tensors('n', {'y': y})\n")
+    trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3, 4)})
+    assert trace.hazards == []
+    fresh = torch.rand(3, 4)
+    torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[:, 0] * 2)
+
+
 @pytest.mark.parametrize("write", ["u[:, 1::2] = 0", "u[0, 3] = 1", "u[[0, 1]] = 0", "u[u > 0.5] = 0", "u.add_(1)"])
 def test_a_torch_view_is_stale_when_a_write_since_reaches_its_bytes(write):
     cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\nrow = u[0]\n{write}\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
+import math
 import weakref
 from _thread import get_ident
 from typing import TYPE_CHECKING, Any, Callable
@@ -138,15 +139,16 @@ class Session:
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
-        # The last writes counted per owner, by the same key: (count before, count after, the bytes written as
-        # (first, end), or None for all of the owner's). A view found behind its owner's count is still current when
-        # every write since it was taken is here and missed its bytes (``_untouched``): ``a = h[:3]; h[3:] = 0``.
+        # The last writes counted per owner, by the same key: (count before, count after, where the bytes written
+        # lie (``_layout``), or None for all of the owner's). A view found behind its owner's count is still current
+        # when every write since it was taken is here and missed its bytes (``_untouched``): ``a = h[:3]; h[3:] = 0``,
+        # or a column written beside another (``c = h[:, 0]; h[:, 1:] = 0``).
         # A gap (a write not logged, or dropped as older than the last _WRITES_KEPT) keeps it stale. torch's
         # counters, per tensor base, have theirs in ``tensor_writes``, guarded by a weak reference to the base (a
         # counter restarts at 0 on a new tensor that may take a dead one's id).
-        self.writes: dict[int, list[tuple[int, int, tuple[int, int] | None]]] = {}
-        self.tensor_writes: dict[int, tuple[weakref.ref, list[tuple[int, int, tuple[int, int] | None]]]] = {}
-        self.inference_writes: dict[int, list[tuple[int, int, tuple[int, int] | None]]] = {}
+        self.writes: dict[int, list[tuple[int, int, Layout | None]]] = {}
+        self.tensor_writes: dict[int, tuple[weakref.ref, list[tuple[int, int, Layout | None]]]] = {}
+        self.inference_writes: dict[int, list[tuple[int, int, Layout | None]]] = {}
         provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
@@ -193,7 +195,7 @@ class Session:
         if region is None:
             region = array
         # the bytes written; None (all the owner's) costs nothing, a part costs a byte-bounds read (2 us)
-        log_write(self.writes, key, before, version, None if region.nbytes >= owner.nbytes else _span(region))
+        log_write(self.writes, key, before, version, None if region.nbytes >= owner.nbytes else _layout(region))
         inputs = self.input_owners.get(key)
         if inputs is not None:
             self.input_written(inputs, region)
@@ -205,8 +207,8 @@ class Session:
                 self._written(memory, key, None, region)
         return version
 
-    def tensor_wrote(self, tensor: torch.Tensor, before: int, span: tuple[int, int] | None) -> None:
-        """A write into ``tensor``'s memory (``span``: the bytes written, None for all of it) moved its write
+    def tensor_wrote(self, tensor: torch.Tensor, before: int, span: Layout | None) -> None:
+        """A write into ``tensor``'s memory (``span``: where the bytes written lie, None for all of it) moved its write
         counter from ``before`` (the tracer moves an inference tensor's own count here): logged for
         :meth:`_untouched`, by the tensor's base (whose counter its views share), or by an inference tensor's
         storage address (its count's key)."""
@@ -252,14 +254,21 @@ class Session:
             log = self.writes.get(id(root(value)))
         if not log or since < 0:
             return False
-        first, end = _span(value)
-        if first == end:
+        mine = _layout(value)
+        if mine[0] == mine[1]:
             return False
+        memory: list[Any] = []  # the memory's bytes, read once if a strided layout needs them
+
+        def bytes_of() -> tuple[np.ndarray, int] | None:
+            if not memory:
+                memory.append(_memory_bytes(value))
+            return memory[0]
+
         count = since
-        for before, after, span in log:
+        for before, after, written in log:
             if after <= count:
                 continue
-            if before != count or span is None or span[0] < end and first < span[1]:
+            if before != count or written is None or not _apart(mine, written, bytes_of):
                 return False  # a gap, or a write into its bytes
             count = after
             if count == current:
@@ -382,7 +391,7 @@ class Session:
         """A write into ``memory`` through ``writer`` (an array or a tensor): every owner's write count moves (but
         ``counted``'s, moved already), and every tensor's (so their views', which share them) but ``written``'s; a
         node input in that memory is written."""
-        span = _span(writer)  # the bytes written, for the write logs (Session.writes)
+        span = _layout(writer)  # where the bytes written lie, for the write logs (Session.writes)
         for key, _ in memory.alive(memory.owners):
             if key != counted:
                 before = self.versions.get(key, 0)
@@ -940,7 +949,6 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
 
 # a node input's memory, as Session.input_owners / input_storages hold it
 _InputMemory = tuple[int, int, NodeBuilder, str, str, Any]
-_byte_bounds = np.lib.array_utils.byte_bounds
 
 
 def _storage_address(tensor: torch.Tensor) -> int:
@@ -951,8 +959,7 @@ def _storage_address(tensor: torch.Tensor) -> int:
 _WRITES_KEPT = 16  # writes logged per owner or tensor base (Session.writes)
 
 
-def log_write(logs: dict[int, list[Any]] | None, key: Any, before: int, after: int,
-              span: tuple[int, int] | None) -> None:
+def log_write(logs: dict[int, list[Any]] | None, key: Any, before: int, after: int, span: Layout | None) -> None:
     """Append a write to the log of ``key`` in ``logs`` (or to the list ``key`` when ``logs`` is None), keeping the
     last _WRITES_KEPT."""
     if logs is None:
@@ -966,16 +973,75 @@ def log_write(logs: dict[int, list[Any]] | None, key: Any, before: int, after: i
         del log[0]
 
 
-def _span(value: Any) -> tuple[int, int]:
-    """The bytes an array or a tensor spans in memory: (first, end); (0, 0) when it spans none."""
+# Where an array's or a tensor's elements lie: (first byte, end, the first element's address, shape, strides in
+# bytes, item size); first == end when it holds none
+Layout = tuple[int, int, int, tuple[int, ...], tuple[int, ...], int]
+_MAX_WORK = 10_000  # np.shares_memory's bound for two strided layouts; past it they count as touching
+
+
+def _layout(value: Any) -> Layout:
+    """Where ``value`` (an array or a tensor) lies in memory (one read of NumPy's ``__array_interface__``, ~2 us)."""
     if isinstance(value, np.ndarray):
-        return _byte_bounds(value.view(np.ndarray)) if value.size else (0, 0)
-    with _OWN_READS():
-        if value.numel() == 0:
-            return 0, 0
-        first = value.data_ptr()
-        extent = 1 + sum((size - 1) * stride for size, stride in zip(value.shape, value.stride(), strict=True))
-        return first, first + extent * value.element_size()
+        value = value.view(np.ndarray)
+        address, shape, itemsize = value.__array_interface__["data"][0], value.shape, value.itemsize
+        strides = value.strides
+    else:
+        with _OWN_READS():
+            address, shape, itemsize = value.data_ptr(), tuple(value.shape), value.element_size()
+            strides = tuple(stride * itemsize for stride in value.stride())
+    if 0 in shape:
+        return address, address, address, shape, strides, itemsize
+    low = high = 0
+    for size, stride in zip(shape, strides, strict=True):
+        if stride < 0:
+            low += (size - 1) * stride
+        else:
+            high += (size - 1) * stride
+    return address + low, address + high + itemsize, address, shape, strides, itemsize
+
+
+def _span(value: Any) -> tuple[int, int]:
+    """The bytes an array or a tensor spans in memory: (first, end); equal when it spans none."""
+    first, end = _layout(value)[:2]
+    return (0, 0) if first == end else (first, end)
+
+
+def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[np.ndarray, int] | None]) -> bool:
+    """Whether two layouts share no byte: their spans apart, or, strided (a column of a matrix and the other
+    columns), no element of one among the other's, as ``np.shares_memory`` solves it on byte views of the memory
+    both lie in (``memory()``: that memory as a uint8 array and its first address; None when it cannot be had: then
+    they count as touching, as they do past _MAX_WORK)."""
+    if a[1] <= b[0] or b[1] <= a[0]:
+        return True
+    if all(end - first == math.prod(shape) * itemsize for first, end, _, shape, _, itemsize in (a, b)):
+        return False  # both dense: spans that meet share bytes
+    found = memory()
+    if found is None:
+        return False
+    flat, start = found
+    if min(a[0], b[0]) < start or max(a[1], b[1]) > start + flat.size:
+        return False
+    try:
+        views = [np.lib.stride_tricks.as_strided(flat[address - start:], shape=(*shape, itemsize),
+                                                 strides=(*strides, 1), writeable=False)
+                 for _, _, address, shape, strides, itemsize in (a, b)]
+        return not np.shares_memory(views[0], views[1], max_work=_MAX_WORK)
+    except (np.exceptions.TooHardError, ValueError):
+        return False
+
+
+def _memory_bytes(value: Any) -> tuple[np.ndarray, int] | None:
+    """The memory ``value`` lies in as a uint8 array, with its first address: a NumPy owner's (a C-contiguous
+    one), or a tensor's storage; None otherwise."""
+    if isinstance(value, np.ndarray):
+        try:
+            flat = np.frombuffer(root(value).view(np.ndarray), np.uint8)
+        except (BufferError, ValueError, TypeError):
+            return None
+    else:
+        with _OWN_READS():
+            flat = torch.empty(0, dtype=torch.uint8).set_(value.untyped_storage()).numpy()
+    return flat, flat.__array_interface__["data"][0]
 
 
 def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:

@@ -392,7 +392,7 @@ def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, 
         # (a view of an inference tensor keeps no ``_base``: its bytes are read whatever it is)
         written = region if region is not None else \
             target if target._base is not None or target.is_inference() else None
-    sess.tensor_wrote(target, version, _session._span(written) if written is not None else None)
+    sess.tensor_wrote(target, version, _session._layout(written) if written is not None else None)
     if sess.input_storages:
         sess.tensor_written(target)
     if sess.shared_storage or sess.crossings:
