@@ -1031,12 +1031,15 @@ def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[np.ndarray, int] | N
 
 
 def _memory_bytes(value: Any) -> tuple[np.ndarray, int] | None:
-    """The memory ``value`` lies in as a uint8 array, with its first address: a NumPy owner's (a C-contiguous
-    one), or a tensor's storage; None otherwise."""
+    """The memory ``value`` lies in as a uint8 array, with its first address: a NumPy owner's (a contiguous one),
+    or a tensor's storage; None otherwise."""
     if isinstance(value, np.ndarray):
+        owner = root(value).view(np.ndarray)
+        if not owner.flags.c_contiguous:  # an F-contiguous owner (``a.T * 2``) is a C-contiguous one transposed
+            owner = owner.T
         try:
-            flat = np.frombuffer(root(value).view(np.ndarray), np.uint8)
-        except (BufferError, ValueError, TypeError):
+            flat = np.frombuffer(owner, np.uint8)
+        except (BufferError, ValueError, TypeError):  # neither
             return None
     else:
         with _OWN_READS():
