@@ -471,6 +471,8 @@ def test_a_view_taken_before_a_write_into_other_bytes_of_its_array_stays_traced(
     ("c = z[:, 1::2]\nz[:, ::2] *= 2", False),     # interleaved columns
     ("c = z.T[0]\nz[:, 1:] += 1", False),
     ("c = z[1:, :2]\nz[0] = 0\nz[1:, 2:] = 5", False),
+    ("z = z.T * 1\nc = z[0]\nz[1:] = 0", False),    # an F-contiguous array (a result of z.T): a row is strided
+    ("z = z.T * 1\nc = z[0]\nz[:, 1] = 0", True),
     ("c = z[:, 0]\nz[:, ::2] = 0", True),          # the written columns include the view's
     ("c = z[:, 1::2]\nz[:, 1:3] = 0", True),
 ])
