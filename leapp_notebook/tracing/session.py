@@ -354,15 +354,10 @@ class Session:
         memory, and the other tensors made on it, hold values the graph has not: those that cover exactly the same
         memory (start, shape, strides, dtype) take ``node`` now (they may be read after ``tensor`` is gone); the
         others are stale (``Session.graph_value`` bakes them, with a hazard)."""
-        if self.crossings:
-            self._settle()
-        if not self.shared_storage:
+        memory = self._tensor_written_through(tensor)
+        if memory is None:
             return
         with _OWN_READS():
-            memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
-            if memory is None:
-                return
-            self._written(memory, None, tensor, tensor)
             for _, array in memory.alive(memory.arrays):
                 if _covers(array, tensor):
                     array._lp = Provenance(builder, node, self.versions.get(id(root(array)), 0))
@@ -378,14 +373,20 @@ class Session:
         no node to hand on): a node output written so, then declared by the next node, is reported there."""
         if self.input_storages:
             self.tensor_written(tensor)
+        self._tensor_written_through(tensor)
+
+    def _tensor_written_through(self, tensor: torch.Tensor) -> SharedMemory | None:
+        """A write through ``tensor`` into the shared memory it is part of, if any (returned): the write reaches
+        every owner and tensor there (:meth:`_written`)."""
         if self.crossings:
             self._settle()
         if not self.shared_storage:
-            return
+            return None
         with _OWN_READS():
             memory = self.shared_storage.get(tensor.untyped_storage().data_ptr())
             if memory is not None:
                 self._written(memory, None, tensor, tensor)
+        return memory
 
     def _written(self, memory: SharedMemory, counted: int | None, written: Any, writer: Any) -> None:
         """A write into ``memory`` through ``writer`` (an array or a tensor): every owner's write count moves (but
