@@ -252,7 +252,7 @@ class Session:
                     log = entry[1] if entry is not None and entry[0]() is base else None
         else:
             log = self.writes.get(id(root(value)))
-        if not log or since < 0:
+        if not log:
             return False
         mine = _layout(value)
         if mine[0] == mine[1]:
