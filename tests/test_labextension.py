@@ -44,6 +44,17 @@ def traced_output(source, *, svg=True):
     return nbformat.v4.new_output("display_data", data=bundle)
 
 
+LOCATION = f"scipy/interpolate/_x.py:3 in interp {PAYLOAD}"
+
+
+def located_output(source):
+    """The output of ``source`` with its hazard made by a library's line (``Hazard.location``), one that holds the
+    payload too."""
+    output = traced_output(source)
+    output["data"][MIME_TYPE]["hazards"][0]["location"] = LOCATION
+    return output
+
+
 def legacy_output():
     """The seed's output as saved by an older leapp_notebook: no SVG (no dot then), no verdict or summary words."""
     output = traced_output(SEED_INTERP_CELL, svg=False)
@@ -75,7 +86,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[traced_output(SEED_INTERP_CELL)]),
-        nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[traced_output(PAYLOAD_CELL)]),
+        nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[located_output(PAYLOAD_CELL)]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[legacy_output()]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[future_output()]),
     ])
@@ -145,6 +156,10 @@ def test_payload_in_cell_source_and_hazard_code_stays_text(page, tmp_path):
     cell(page, 1).screenshot(path=str(tmp_path / "labextension-payload.png"))
     code = cell(page, 1).locator(".leapp-hazard-code")
     assert PAYLOAD in code.inner_text()
+    # the library line that made the call, under the code (as the HTML and text renderers show it); a cell-level
+    # hazard has none
+    assert code.locator(".leapp-hazard-location").inner_text() == f"in {LOCATION}"
+    assert cell(page, 0).locator(".leapp-hazard-location").count() == 0
     assert PAYLOAD in editor_line(page, 1, 3).inner_text()
     assert page.locator("img[src='x']").count() == 0
     assert page.dialogs == []

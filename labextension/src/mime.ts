@@ -147,6 +147,9 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     row.title = 'select the graph nodes of this hazard';
     const code = el('td', 'leapp-hazard-code');
     code.append(el('code', '', hazard.code.trim()));
+    if (hazard.location) {
+      code.append(el('div', 'leapp-hazard-location', `in ${hazard.location}`));
+    }
     const kind = el('td', 'leapp-hazard-kind');
     kind.append(el('code', '', hazard.kind));
     const fix = el('td', 'leapp-hazard-fix');

@@ -24,6 +24,8 @@ export interface IHazard {
   node: string;
   line: number | null;
   code: string;
+  /** the library or helper line that made the call, when not the cell's own (empty otherwise) */
+  location: string;
   message: string;
   fix: string;
   category: string;
@@ -182,6 +184,7 @@ export function readHazards(data: unknown): IHazard[] {
       node: text(hazard.node),
       line: lineOf(hazard.line),
       code: text(hazard.code),
+      location: text(hazard.location),
       message: text(hazard.message),
       fix: text(hazard.fix),
       category: text(hazard.category),
