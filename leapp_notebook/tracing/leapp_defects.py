@@ -292,6 +292,12 @@ _TORCH_BY_NAME: dict[str, Defect] = {name: defect for defect in TORCH_DEFECTS fo
 
 
 
+def torch_defect_named(name: str) -> bool:
+    """Whether some defect of LEAPP 0.7.2's may apply to a torch call shown as ``name`` (``find_torch`` decides it
+    for the call's arguments)."""
+    return name in _TORCH_BY_NAME
+
+
 def find_torch(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Finding | None:
     """What LEAPP 0.7.2 gets wrong about a torch call (``name`` as the graph shows it), if anything."""
     defect = _TORCH_BY_NAME.get(name)

@@ -25,7 +25,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, provenance, replay
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
-from .facts import KEY, facts
+from .facts import KEY, derive, facts
 from .provenance import (
     Outside,
     Pending,
@@ -828,9 +828,7 @@ class Session:
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
         if isinstance(nodes, torch.fx.Node):
-            # the record emit() made, completed where it stands (see _set_value_facts): the hot path
-            nodes.meta[KEY].__dict__.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy",
-                                            view=False)
+            _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
         return traced
 
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
@@ -1140,7 +1138,13 @@ def close_matches(name: str, candidates: Any) -> str:
 
 
 def _set_value_facts(node: torch.fx.Node, shape: tuple[int, ...], dtype: str, kind: str, view: bool) -> None:
-    """The eager value's shape, dtype, kind and view-ness on the node that records it. The record is completed
-    where it stands (no copy: this runs for every recorded op); a node's facts are only reachable through the
-    node, so this is the same as replacing them."""
-    node.meta[KEY].__dict__.update(shape=shape, dtype=dtype, kind=kind, view=view)
+    """The eager value's shape, dtype, kind and view-ness on the node that records it. A record ``emit`` has just
+    made (it has no ``kind`` yet) is completed where it stands (no copy: this runs for every recorded op that is not
+    replayed), as only its node reaches it. A completed one may be shared: the record a replayed or fast-path node
+    got at flush serves every node of its op at its site, in this trace and later ones (``RecordingGraph.flush``),
+    so a node given a value again (a crossing: ``t.numpy()`` of a tensor recorded by the fast path) gets a copy."""
+    record = node.meta[KEY]
+    if "kind" in record.__dict__:
+        node.meta[KEY] = derive(record, {"shape": shape, "dtype": dtype, "kind": kind, "view": view})
+    else:
+        record.__dict__.update(shape=shape, dtype=dtype, kind=kind, view=view)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+from threading import get_ident
 from typing import Any, Callable
 
 import numpy as np
@@ -24,11 +25,13 @@ from torch.overrides import TorchFunctionMode
 
 from . import indexing, leapp_defects, replay, torch_impl
 from . import session as _session
-from .dtypes import numpy_dtype
+from .builder import base_name, target_display
+from .dtypes import dtype_name, numpy_dtype
 from .facts import ModuleFacts, update
-from .provenance import builder_of, iter_traced, plain, rebuilt, tensor_version
+from .provenance import Pending, Provenance, builder_of, iter_traced, plain, rebuilt, tensor_version
 
 _ORIGINAL: dict[str, Any] = {}
+_new = object.__new__
 # Around the tracer's own work where the recorder is on (the patched entry points: torch.from_numpy, the array
 # conversions, nn.Module calls): a tensor's shape, dtype or write counter read there would otherwise go through
 # the recorder's dispatch, 1-2 us each. (Inside TorchRecorder.__torch_function__ torch has taken the mode off.)
@@ -117,6 +120,19 @@ class TorchRecorder(TorchFunctionMode):
     """Records the torch calls a traced cell makes on traced data (see the module docstring)."""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        sess = _session.ACTIVE
+        if sess is not None and not sess.suspended and sess.on_first_tensor is None and sess.thread == get_ident():
+            # the common call (see _fast): recorded as a pending node, without the general path's dispatch
+            try:
+                fast = _FAST.get(func)
+            except TypeError:  # an unhashable callable
+                fast = False
+            if fast is None:
+                fast = _FAST[func] = _fast_plan(func)
+            if fast is not False:  # the site found from here: the frame above is the cell's for a C function
+                result = _fast(sess, fast, func, args, kwargs, sess.where())
+                if result is not _DECLINED:
+                    return result
         kwargs = kwargs or {}
         sess = _session.active()
         if sess is None or sess.suspended:
@@ -145,7 +161,159 @@ class TorchRecorder(TorchFunctionMode):
                 if name == "numpy" and isinstance(args[0], torch.Tensor) and isinstance(outside, np.ndarray):
                     sess.link(outside, args[0], shares=True)
                 return outside
-        return _record(sess, builder, func, name, args, kwargs, sess.array_type in types)
+        # the site found from here (the frame above is the cell's for a C function), not from deeper in
+        return _record(sess, builder, func, name, args, kwargs, sess.array_type in types, sess.where())
+
+
+# ------------------------------------------------------------------------------------------
+# the fast path: a torch call on tensors traced in the open node, at their current value
+# ------------------------------------------------------------------------------------------
+
+class _FastPlan:
+    """What the fast path needs of one torch callable (made once per callable; False in ``_FAST`` for a callable
+    the general path must take: anything that reports, writes, extracts, crosses to NumPy or keeps extra books)."""
+
+    __slots__ = ("name", "op", "target", "base", "swap", "shown", "torch", "view", "specs")
+
+    def __init__(self, name: str, plan: "_Plan"):
+        self.name = name
+        self.op, self.target, self.swap, self.shown = plan.op, plan.target, plan.swap, plan.shown
+        self.base = base_name(plan.op, plan.target)
+        self.torch = target_display(plan.op, plan.target)
+        self.view = name in _VIEWS
+        # per (result shape, result dtype): the pending node's spec (RecordingGraph.flush): its facts are fixed by
+        # them, and its site facts are memoized per spec as a replayed NumPy op's are
+        self.specs: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+
+
+_FAST: dict[Any, Any] = {}
+_DECLINED = object()
+# names the general path keeps books for (``__get__``: an attribute; ``detach``: the memory it shares)
+_NOT_FAST = frozenset({"__get__", "numpy", "__array__", "__setitem__", "__iter__", "detach"})
+# argument values passed to the graph as they are
+_AS_IS = frozenset({int, float, bool, type(None), str, torch.dtype, type(Ellipsis)})
+_MAX_SPECS = 256  # per callable: result shapes and dtypes kept
+
+
+def _fast_plan(func: Any) -> Any:
+    name = _name(func)
+    if name in _NOT_FAST or name in _METADATA_METHODS or name in _EXTRACTIONS or name in _UNRECORDABLE:
+        return False
+    plan = _plan(func, name)
+    if plan.in_place or plan.random or plan.dropout or plan.target is torch_impl.on_copy \
+            or leapp_defects.torch_defect_named(plan.shown):
+        return False
+    return _FastPlan(name, plan)
+
+
+def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: Any, site: Any) -> Any:
+    """A torch call whose tensors are all traced in the open node at their current value, with plain Python values
+    beside them (numbers, None, dtypes, strings, slices and lists or tuples of these): what ``_record`` does for
+    it (no constant, no hazard, no check: torch computes the eager value itself), with its node left pending for the
+    graph's next flush, as a replayed NumPy call's is. ``_DECLINED`` for anything else, before the call runs."""
+    builder = None
+    graph_args = []
+    for value in args:
+        kind = type(value)
+        if kind is torch.Tensor:
+            prov = value.__dict__.get("_lp")
+            if prov is None or prov._node is None or (builder is not None and prov.builder is not builder) \
+                    or prov.version != (tensor_version(value) if value.is_inference() else value._version):
+                return _DECLINED
+            builder = prov.builder
+            graph_args.append(prov._node)
+        elif kind in _AS_IS:
+            graph_args.append(value)
+        else:
+            value, builder = _fast_part(value, builder)
+            if value is _DECLINED:
+                return _DECLINED
+            graph_args.append(value)
+    if builder is None or builder.closed or builder.session is not sess:
+        return _DECLINED
+    if kwargs:
+        for value in kwargs.values():
+            if type(value) not in _AS_IS:
+                return _DECLINED
+    result = func(*args, **kwargs) if kwargs else func(*args)
+    if type(result) is not torch.Tensor:  # NotImplemented, a tuple of tensors, a number: the general path's
+        return _record(sess, builder, func, fast.name, args, kwargs or {}, False, site, result)
+    if fast.swap:  # __radd__: other + self
+        graph_args[0], graph_args[1] = graph_args[1], graph_args[0]
+    shape, dtype = result.shape, result.dtype
+    spec = fast.specs.get((shape, dtype))
+    if spec is None:
+        spec = _fast_spec(fast, shape, dtype)
+    pending = _new(Pending)
+    pending.spec, pending.args, pending.site, pending.node = spec, tuple(graph_args), site, None
+    pending.kwargs = dict(kwargs) if kwargs else None
+    builder.graph.log.append(pending)
+    if fast.view and result.is_inference() and type(args[0]) is torch.Tensor \
+            and result.untyped_storage().data_ptr() == args[0].untyped_storage().data_ptr():
+        sess.detached_from(result, args[0])  # a view of an inference tensor has no ``_base`` to find it by
+    prov = _new(Provenance)  # Provenance(builder, pending, version), spelled out
+    prov.builder, prov._node = builder, pending
+    prov.version = tensor_version(result) if result.is_inference() else result._version
+    prov.lost = prov.line = prov.fingerprint = prov.plain = None
+    result._lp = prov
+    return result
+
+
+def _fast_part(value: Any, builder: Any) -> tuple[Any, Any]:
+    """The graph value of a list, tuple or slice argument for the fast path (its tensors traced in ``builder``'s
+    node at their current value; ``builder`` found on the way when None), and the builder; ``_DECLINED`` for
+    anything else."""
+    kind = type(value)
+    if kind is slice:
+        if type(value.start) in _AS_IS and type(value.stop) in _AS_IS and type(value.step) in _AS_IS:
+            return value, builder
+        return _DECLINED, builder
+    if kind is not list and kind is not tuple:
+        return _DECLINED, builder
+    parts = []
+    for item in value:
+        item_kind = type(item)
+        if item_kind is torch.Tensor:
+            prov = item.__dict__.get("_lp")
+            if prov is None or prov._node is None or (builder is not None and prov.builder is not builder) \
+                    or prov.version != tensor_version(item):
+                return _DECLINED, builder
+            builder = prov.builder
+            parts.append(prov._node)
+        elif item_kind in _AS_IS or item_kind is slice and type(item.start) in _AS_IS \
+                and type(item.stop) in _AS_IS and type(item.step) in _AS_IS:
+            parts.append(item)
+        else:
+            return _DECLINED, builder
+    return kind(parts), builder
+
+
+def _fast_spec(fast: _FastPlan, shape: Any, dtype: Any) -> tuple[Any, ...]:
+    """The pending-node spec of ``fast``'s calls with a result of ``shape`` and ``dtype`` (``RecordingGraph.flush``
+    reads it): the facts ``_record`` and ``Session.wrap`` give such a node, the argument fixer that puts the built
+    nodes in place of pending ones, and the template op's memo of its facts by site."""
+    if len(fast.specs) >= _MAX_SPECS:
+        fast.specs.clear()
+    state = {"numpy": fast.shown, "torch": fast.torch, "shape": tuple(shape), "dtype": dtype_name(dtype),
+             "kind": "torch", "view": False}
+    spec = fast.specs[(shape, dtype)] = (fast.op, fast.target, fast.base, state, _built_args, None,
+                                         [None, None, None],
+                                         (fast.op, fast.target if fast.op == "call_function" else None))
+    return spec
+
+
+def _built_args(args: tuple[Any, ...], kwargs: Any) -> tuple[tuple[Any, ...], Any]:
+    """A fast-path node's arguments with the fx nodes of the pending ones among them (built by then: the flush
+    builds in order), in lists and tuples too."""
+    fixed = []
+    for value in args:
+        kind = type(value)
+        if kind is Pending:
+            value = value.node
+        elif kind is list or kind is tuple:
+            value = kind([v.node if type(v) is Pending else v for v in value])
+        fixed.append(value)
+    return tuple(fixed), kwargs
 
 
 def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -236,10 +404,11 @@ def _plan(func: Any, name: str) -> _Plan:
 
 
 def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-            arrays: bool = False) -> Any:
+            arrays: bool = False, site: Any = None, result: Any = _DECLINED) -> Any:
     """Record a torch call on traced data; ``arrays``: traced arrays are among its arguments (torch lists the
-    TracedArray type among the call's overloaded ones)."""
-    line, location, helper = sess.where()
+    TracedArray type among the call's overloaded ones). ``site`` and ``result``: the call's site and eager result
+    when the fast path made them (a call it hands over: neither in-place nor one the first checks below take)."""
+    line, location, helper = site if site is not None else sess.where()
     kind = _EXTRACTIONS.get(name)
     if kind is not None:
         value = func(*args, **kwargs)
@@ -247,7 +416,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         return value
     if name in ("numpy", "__array__"):
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
-        return to_numpy(sess, args[0], display(func), dtype, eager=func(*args, **kwargs))
+        return to_numpy(sess, args[0], display(func), dtype, eager=func(*args, **kwargs), site=(line, location, helper))
     if name in _UNRECORDABLE:
         value = func(*args, **kwargs)
         sources = [v._lp.node.name for v in iter_traced(args, builder)]
@@ -273,7 +442,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         graph_args[0] = builder.const(before, baked=False, origin=None, line=line, helper=helper)
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
     version = _counter(target) if in_place else 0
-    result = func(*args, **kwargs)
+    if result is _DECLINED:
+        result = func(*args, **kwargs)
     if result is NotImplemented:  # an operator declining (``t @ np.float32(2)``): Python asks the other operand
         return result
     if arrays:
@@ -487,13 +657,15 @@ def _short(value: Any) -> str:
 # crossings
 # ------------------------------------------------------------------------------------------
 
-def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eager: Any = None) -> Any:
-    """``t.numpy()``, ``np.asarray(t)``: a TracedArray on the tensor's graph value (the chain is kept)."""
+def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eager: Any = None,
+             site: Any = None) -> Any:
+    """``t.numpy()``, ``np.asarray(t)``: a TracedArray on the tensor's graph value (the chain is kept). ``site``:
+    the call's, when the caller found it."""
     with _OWN_READS():
-        return _to_numpy(sess, tensor, what, dtype, eager)
+        return _to_numpy(sess, tensor, what, dtype, eager, site)
 
 
-def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any) -> Any:
+def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any, site: Any) -> Any:
     prov = tensor._lp
     if eager is None:
         with sess.eager():
@@ -507,7 +679,7 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
             outside = sess.outside(builder, eager, what)
             sess.link(outside, tensor, shares=True if what == "Tensor.numpy" else None)
             return outside
-    line, location, helper = sess.where()
+    line, location, helper = site if site is not None else sess.where()
     start = len(builder.fresh)
     node = sess.graph_value(builder, tensor, line, as_tensor=True, helper=helper)
     if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != numpy_dtype(tensor.dtype):
