@@ -75,6 +75,22 @@ annotate.output_tensors("node", {"y": h}, export_with="jit")
 '''
 MIXED_OPS_PER_STEP = 11
 
+# Action post-processing in torch (after ``torch.from_numpy``): element-wise math, a reduction with dim/keepdim,
+# slicing, a concatenation of a list of tensors, clamping. Ops per step: tanh, mul, add, clamp, 2 getitem, cat, mean,
+# sub: 9, all on the node's own tensors (the recorder's fast path, docs/architecture.md).
+TORCH_CELL = '''\
+h = annotate.input_tensors("node", {"x": x})
+t = torch.from_numpy(h)
+for step in range(STEPS):
+    a = torch.tanh(t) * 0.5 + t
+    b = torch.clamp(a, -1.0, 1.0)
+    c = torch.cat([b[:, :2], t[:, 2:]], dim=1)
+    t = c - c.mean(dim=0, keepdim=True)
+h = t.numpy()
+annotate.output_tensors("node", {"y": h}, export_with="jit")
+'''
+TORCH_OPS_PER_STEP = 9
+
 # Observation normalization and a linear policy written in NumPy with constant arrays from outside the cell (a
 # mean, a scale, weights, bounds, a goal): the calls whose operands are plain arrays. Ops per step: sub, div,
 # matmul, clip, concatenate, sum, mul, add: 8.
@@ -185,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the recording path")
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed NumPy/torch policy cell")
     parser.add_argument("--no-constants", action="store_true", help="skip the cell of constant array operands")
+    parser.add_argument("--no-torch", action="store_true", help="skip the torch post-processing cell")
     args = parser.parse_args(argv)
 
     x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
@@ -229,6 +246,8 @@ def main(argv: list[str] | None = None) -> None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     if not args.no_mixed:
         mixed(args.steps, args.repeat)
+    if not args.no_torch:
+        torch_cell(args.steps, args.repeat)
     if not args.no_constants:
         constants(args.steps, args.repeat)
 
@@ -274,6 +293,17 @@ def mixed(steps: int, repeat: int) -> None:
     _other_cell(f"mixed cell: {steps * MIXED_OPS_PER_STEP} ops of the cell ({steps} steps x {MIXED_OPS_PER_STEP}, "
                 f"a module call is one op), x float32 {x.shape}, 3-layer MLP policy", "NumPy+torch eager", source, x,
                 objects, steps * MIXED_OPS_PER_STEP, repeat, "the MLP flattened")
+
+
+def torch_cell(steps: int, repeat: int) -> None:
+    """The torch post-processing cell: us per op of the cell for leapp_notebook and LEAPP 0.7.2."""
+    import torch
+
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    source = TORCH_CELL.replace("STEPS", str(steps))
+    _other_cell(f"torch cell: {steps * TORCH_OPS_PER_STEP} ops of the cell ({steps} steps x {TORCH_OPS_PER_STEP}), "
+                f"x float32 {x.shape}, torch after torch.from_numpy", "NumPy+torch eager", source, x,
+                {"torch": torch}, steps * TORCH_OPS_PER_STEP, repeat, "")
 
 
 def constants(steps: int, repeat: int) -> None:

@@ -420,6 +420,13 @@ def test_regression_not_silent(source: str, spec: dict[str, Any]) -> None:
        'annotate.output_tensors("post", {"y": y})', ("pre", "post"), ((), "torch.float64"))
       for write in ("t5.detach().numpy()[...] += 1", "a = t5.detach().numpy()\na += 1", "t5.numpy()[...] *= 2",
                     "np.add(t5.numpy(), 1, out=t5.numpy())")],
+    # seed 4115, three nodes: a float32 tanh times 2**31, summed and cast to int64 in the last node: NumPy's and
+    # torch's tanh one float32 ulp apart, 128 after the cast (the harness compares such integers as the float was)
+    ('x = annotate.input_tensors("pre", {"x": x})\nt0 = np.tanh(x) * 2**31\nt1 = torch.as_tensor(t0)\n'
+     't2 = torch.from_numpy(x)\nt3 = t1.reshape(-1)\nm = annotate.input_tensors("mid", {"mid": t3})\n'
+     'annotate.output_tensors("pre", {"mid": t3})\nt6 = m.sum()\nm2 = annotate.input_tensors("post", {"mid": t6})\n'
+     'annotate.output_tensors("mid", {"mid": t6})\nwith torch.no_grad():\n    t8 = m2.long()\n'
+     'annotate.output_tensors("post", {"y": t8})\ny = t8', ("pre", "mid", "post"), ((), "float32")),
 ])
 def test_regression_two_nodes_not_silent(source: str, declared: tuple[str, ...], x: tuple[Any, str]) -> None:
     """Shrunk failures of cells that declare their nodes (writes into a node's input through other memory, values

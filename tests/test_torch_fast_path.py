@@ -5,6 +5,8 @@ arguments, facts and hazards, and graphs that compute the eager values."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -153,3 +155,43 @@ def test_a_crossing_does_not_change_the_facts_other_nodes_share(op, crossing, ki
     assert other in _kinds(crossed)  # the crossed nodes
     assert _kinds(kept) == before  # a trace already returned
     assert _kinds(ln.trace_cell(KEPT.replace("{op}", op), dict(ns))) == before  # a later one at the same line
+
+
+SITES = """\
+x = annotate.input_tensors("node", {"x": x_in})
+def to_torch(a):
+    return torch.from_numpy(a * 1.0)
+def post(u):
+    return torch.tanh(u) * 2.0
+t = to_torch(x)
+y = post(t)
+z = [torch.relu(v) for v in (y,)][0]
+w = postlib.double(z)
+out = (w - 1).numpy()
+annotate.output_tensors("node", {"y": out})
+"""
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_torch_calls_are_placed_at_their_cell_line_helper_and_library_line(fast, tmp_path, monkeypatch):
+    """Where each torch call was made, however it reaches the recorder: a torch function or a Tensor operator from
+    a helper the cell defines, from a comprehension, from a library module (its file and line as the location),
+    and the crossings; the same with the fast path and without it, on a first trace and a re-trace."""
+    (tmp_path / "postlib.py").write_text("import torch\n\n\ndef double(u):\n    return torch.sigmoid(u) + u\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "postlib", raising=False)
+    import postlib
+
+    if not fast:
+        monkeypatch.setattr(tensor_module, "_FAST", {})
+        monkeypatch.setattr(tensor_module, "_fast_plan", lambda func: False)
+    lib = f"{tmp_path / 'postlib.py'}:5 in double"
+    for _ in range(2):
+        trace = ln.trace_cell(SITES, {"np": np, "torch": torch, "postlib": postlib,
+                                      "x_in": np.ones((2, 3), np.float32)})
+        placed = [(n.name, facts(n).line, facts(n).helper, facts(n).location, facts(n).numpy)
+                  for n in trace.nodes["node"].graph.graph.nodes if n.op not in ("placeholder", "output")]
+        assert placed == [("mul", 3, "to_torch", None, "np.multiply"), ("tanh", 5, "post", None, "torch.tanh"),
+                          ("mul_1", 5, "post", None, "Tensor.mul"), ("relu", 8, "<listcomp>", None, "torch.relu"),
+                          ("sigmoid", 9, "double", lib, "torch.sigmoid"), ("add", 9, "double", lib, "Tensor.add"),
+                          ("sub", 10, None, None, "Tensor.sub")]

@@ -691,8 +691,9 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     return traced
 
 
-def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
-    """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array."""
+def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor, site: Any) -> torch.Tensor:
+    """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array; ``site``: the
+    call's, found by the patched function (the frame above it is the cell's for a call the cell makes)."""
     builder = builder_of((value,))
     if builder is None:
         return eager
@@ -703,7 +704,7 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
             if isinstance(value, np.ndarray):
                 sess.link(value, outside, shares=True if what == "torch.from_numpy" else None)
             return outside
-    line, location, helper = sess.where()
+    line, location, helper = site
     start = len(builder.fresh)
     if isinstance(value, np.ndarray):
         node = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
@@ -726,9 +727,10 @@ def _from_numpy(array: Any) -> torch.Tensor:
     sess = _session.active()
     if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
         return original(plain(array, depth=0))
+    site = sess.where()
     with _OWN_READS():
         eager = original(array.view(np.ndarray))
-        return _from_array(sess, array, "torch.from_numpy", None, eager)
+        return _from_array(sess, array, "torch.from_numpy", None, eager, site)
 
 
 def _conversion(name: str) -> Callable[..., Any]:
@@ -739,10 +741,12 @@ def _conversion(name: str) -> Callable[..., Any]:
         if sess is None or sess.suspended or not isinstance(data, (np.ndarray, list, tuple)) \
                 or builder_of((data,)) is None:
             return original(plain(data, scalars=True), *args, **kwargs)
+        site = sess.where()
         with sess.eager():
             eager = original(plain(data, scalars=True), *args, **kwargs)
         with _OWN_READS():
-            return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
+            return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager,
+                               site)
 
     convert.__wrapped__ = original  # type: ignore[attr-defined]
     convert.__name__ = name
