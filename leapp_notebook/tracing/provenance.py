@@ -356,25 +356,27 @@ def site_table(code: Any) -> list[tuple[int, None, None] | None]:
     return per_code(_SITE_TABLES, _MAX_LINE_TABLES, code, _site_table)
 
 
-def site_finder(code: Any, filename: str) -> Callable[[], tuple[int | None, str | None, str | None]]:
+def site_finder(code: Any, filename: str, depth: int = 2) -> Callable[[], tuple[int | None, str | None, str | None]]:
     """:func:`cell_site` for a session that knows the cell's code: a function of no arguments, called by a hook
     (the frame two up is the caller's). A call made by the cell's own top level (most of them) is found without
     walking or looking anything up, and gets the one site tuple of its line (:func:`site_table`: nothing made per
     call; a replayed op compares the site of its last node by identity). A closure, not a partial or a method: the
-    interpreter calls a plain function from Python without a C frame between."""
+    interpreter calls a plain function from Python without a C frame between. ``depth``: 3 for a function called by
+    the hook (the frame three up is the hook's caller)."""
     sites = site_table(code)
     count = len(sites)
     getframe = sys._getframe
+    walk_from = depth + 1
 
     def where() -> tuple[int | None, str | None, str | None]:
-        frame = getframe(2)
+        frame = getframe(depth)
         if frame.f_code is code and frame.f_trace is None:
             unit = frame.f_lasti // 2
             if 0 <= unit < count:
                 site = sites[unit]
                 if site is not None:
                     return site
-        return cell_site(filename, 3)
+        return cell_site(filename, walk_from)
 
     return where
 

@@ -132,6 +132,7 @@ class Session:
         # helper function the call happened in (a closure, not a method: it runs for every recorded call); the
         # calls of ``code``'s own top level (the cell's code object) are found without a frame walk
         self.where = site_finder(code, filename)
+        self.where_below = site_finder(code, filename, 3)  # Session.where for a function the hook calls
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)

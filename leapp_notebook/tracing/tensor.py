@@ -129,8 +129,8 @@ class TorchRecorder(TorchFunctionMode):
                 fast = False
             if fast is None:
                 fast = _FAST[func] = _fast_plan(func)
-            if fast is not False:  # the site found from here: the frame above is the cell's for a C function
-                result = _fast(sess, fast, func, args, kwargs, sess.where())
+            if fast is not False:
+                result = _fast(sess, fast, func, args, kwargs)
                 if result is not _DECLINED:
                     return result
         kwargs = kwargs or {}
@@ -206,7 +206,7 @@ def _fast_plan(func: Any) -> Any:
     return _FastPlan(name, plan)
 
 
-def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: Any, site: Any) -> Any:
+def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
     """A torch call whose tensors are all traced in the open node at their current value, with plain Python values
     beside them (numbers, None, dtypes, strings, slices and lists or tuples of these): what ``_record`` does for
     it (no constant, no hazard, no check: torch computes the eager value itself), with its node left pending for the
@@ -235,6 +235,7 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
         for value in kwargs.values():
             if type(value) not in _AS_IS:
                 return _DECLINED
+    site = sess.where_below()  # the frame above the recorder is the cell's for a C function: no walk
     result = func(*args, **kwargs) if kwargs else func(*args)
     if type(result) is not torch.Tensor:  # NotImplemented, a tuple of tensors, a number: the general path's
         return _record(sess, builder, func, fast.name, args, kwargs or {}, False, site, result)
