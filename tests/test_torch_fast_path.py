@@ -195,3 +195,23 @@ def test_torch_calls_are_placed_at_their_cell_line_helper_and_library_line(fast,
                           ("mul_1", 5, "post", None, "Tensor.mul"), ("relu", 8, "<listcomp>", None, "torch.relu"),
                           ("sigmoid", 9, "double", lib, "torch.sigmoid"), ("add", 9, "double", lib, "Tensor.add"),
                           ("sub", 10, None, None, "Tensor.sub")]
+
+
+def test_a_crossing_is_placed_at_its_cell_line_and_helper():
+    """``torch.as_tensor`` (a patched function, which finds the site for the recorder) from a helper and from the
+    cell's top level, on a first trace and a re-trace."""
+    source = """\
+x = annotate.input_tensors("node", {"x": x_in})
+def to_double(a):
+    return torch.as_tensor(a, dtype=torch.float64)
+d = to_double(x)
+e = torch.as_tensor(x, dtype=torch.float64)
+y = d + e
+annotate.output_tensors("node", {"y": y})
+"""
+    for _ in range(2):
+        trace = ln.trace_cell(source, {"np": np, "torch": torch, "x_in": np.ones((2, 3), np.float32)})
+        assert [(n.name, facts(n).line, facts(n).helper, facts(n).numpy)
+                for n in trace.nodes["node"].graph.graph.nodes if n.op not in ("placeholder", "output")] == [
+            ("to", 3, "to_double", "torch.as_tensor"), ("to_1", 5, None, "torch.as_tensor"),
+            ("add", 6, None, "Tensor.add")]

@@ -829,7 +829,11 @@ class Session:
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
         if isinstance(nodes, torch.fx.Node):
-            _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
+            values = nodes.meta[KEY].__dict__
+            if "kind" not in values:  # the record emit() made, completed where it stands: the hot path
+                values.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy", view=False)
+            else:  # a record that may be shared (see _set_value_facts)
+                _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
         return traced
 
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
@@ -1145,7 +1149,9 @@ def _set_value_facts(node: torch.fx.Node, shape: tuple[int, ...], dtype: str, ki
     got at flush serves every node of its op at its site, in this trace and later ones (``RecordingGraph.flush``),
     so a node given a value again (a crossing: ``t.numpy()`` of a tensor recorded by the fast path) gets a copy."""
     record = node.meta[KEY]
-    if "kind" in record.__dict__:
+    values = record.__dict__
+    if "kind" not in values:
+        values.update(shape=shape, dtype=dtype, kind=kind, view=view)
+    elif values["kind"] != kind or values.get("shape") != shape or values.get("dtype") != dtype \
+            or values.get("view", False) != view:  # a replayed call's node holds its signature's facts already
         node.meta[KEY] = derive(record, {"shape": shape, "dtype": dtype, "kind": kind, "view": view})
-    else:
-        record.__dict__.update(shape=shape, dtype=dtype, kind=kind, view=view)

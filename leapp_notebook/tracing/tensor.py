@@ -692,9 +692,9 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     return traced
 
 
-def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor, site: Any) -> torch.Tensor:
-    """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array; ``site``: the
-    call's, found by the patched function (the frame above it is the cell's for a call the cell makes)."""
+def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
+    """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array (called by the
+    patched function, whose caller is the cell's frame for a call the cell makes: ``Session.where_below``)."""
     builder = builder_of((value,))
     if builder is None:
         return eager
@@ -705,7 +705,7 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
             if isinstance(value, np.ndarray):
                 sess.link(value, outside, shares=True if what == "torch.from_numpy" else None)
             return outside
-    line, location, helper = site
+    line, location, helper = sess.where_below()
     start = len(builder.fresh)
     if isinstance(value, np.ndarray):
         node = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
@@ -728,10 +728,9 @@ def _from_numpy(array: Any) -> torch.Tensor:
     sess = _session.active()
     if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
         return original(plain(array, depth=0))
-    site = sess.where()
     with _OWN_READS():
         eager = original(array.view(np.ndarray))
-        return _from_array(sess, array, "torch.from_numpy", None, eager, site)
+        return _from_array(sess, array, "torch.from_numpy", None, eager)
 
 
 def _conversion(name: str) -> Callable[..., Any]:
@@ -742,12 +741,10 @@ def _conversion(name: str) -> Callable[..., Any]:
         if sess is None or sess.suspended or not isinstance(data, (np.ndarray, list, tuple)) \
                 or builder_of((data,)) is None:
             return original(plain(data, scalars=True), *args, **kwargs)
-        site = sess.where()
         with sess.eager():
             eager = original(plain(data, scalars=True), *args, **kwargs)
         with _OWN_READS():
-            return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager,
-                               site)
+            return _from_array(sess, data, f"torch.{name}", kwargs.get("dtype", args[0] if args else None), eager)
 
     convert.__wrapped__ = original  # type: ignore[attr-defined]
     convert.__name__ = name
