@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "ufuncs", "mixed", "constants", "literals")
+CELLS = ("loop", "straight", "small", "ufuncs", "mixed", "torch", "constants", "literals")
 LEAPP = "LEAPP 0.7.2"  # --leapp: the row measured with LEAPP instead of a checkout
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-CELLS = ("loop", "straight", "small", "mixed", "constants", "ufuncs", "literals", "loop-20k", "straight-20k")
+CELLS = ("loop", "straight", "small", "mixed", "torch", "constants", "ufuncs", "literals", "loop-20k", "straight-20k")
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 # callgrind's first-level cache misses (instruction reads, data reads, data writes), then its last-level data misses
 MISSES = ("I1mr", "D1mr", "D1mw", "DLmr", "DLmw")
@@ -61,7 +61,8 @@ def literals_cell(lines: int = 300) -> str:
 
 def cell(name: str) -> tuple[str, dict[str, object]]:
     """(source, namespace) of a named cell: the scaling benchmark's loop and straight-line cells at 1,995 ops, the
-    loop cell at 210 ops (``small``), trace_overhead.py's mixed NumPy/torch node and cell of constant arrays, 2,000
+    loop cell at 210 ops (``small``), trace_overhead.py's mixed NumPy/torch node, torch post-processing cell
+    (``torch``) and cell of constant arrays, 2,000
     element-wise ufunc calls (``ufuncs``), and 900 calls of 300 lines of literals of their own (``literals``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import numpy as np
@@ -81,6 +82,11 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
         x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)  # the policy takes 4 features
         return trace_overhead.MIXED_CELL.replace("STEPS", "22"), {"np": np, "torch": torch, "x": x,
                                                                  "policy": trace_overhead.mixed_policy()}
+    if name == "torch":
+        import torch
+
+        x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+        return trace_overhead.TORCH_CELL.replace("STEPS", "22"), {"np": np, "torch": torch, "x": x}
     if name == "literals":
         return literals_cell(), {"np": np, "x": x}
     if name == "ufuncs":  # element-wise ufuncs alone: the hook and the node, without NumPy's Python-level functions
