@@ -211,24 +211,9 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     beside them (numbers, None, dtypes, strings, slices and lists or tuples of these): what ``_record`` does for
     it (no constant, no hazard, no check: torch computes the eager value itself), with its node left pending for the
     graph's next flush, as a replayed NumPy call's is. ``_DECLINED`` for anything else, before the call runs."""
-    builder = None
-    graph_args = []
-    for value in args:
-        kind = type(value)
-        if kind is torch.Tensor:
-            prov = value.__dict__.get("_lp")
-            if prov is None or prov._node is None or (builder is not None and prov.builder is not builder) \
-                    or prov.version != (tensor_version(value) if value.is_inference() else value._version):
-                return _DECLINED
-            builder = prov.builder
-            graph_args.append(prov._node)
-        elif kind in _AS_IS:
-            graph_args.append(value)
-        else:
-            value, builder = _fast_part(value, builder)
-            if value is _DECLINED:
-                return _DECLINED
-            graph_args.append(value)
+    graph_args, builder = _fast_values(args, None, True)
+    if graph_args is None:
+        return _DECLINED
     if builder is None or builder.closed or builder.session is not sess:
         return _DECLINED
     if kwargs:
@@ -260,33 +245,41 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     return result
 
 
-def _fast_part(value: Any, builder: Any) -> tuple[Any, Any]:
-    """The graph value of a list, tuple or slice argument for the fast path (its tensors traced in ``builder``'s
-    node at their current value; ``builder`` found on the way when None), and the builder; ``_DECLINED`` for
-    anything else."""
-    kind = type(value)
-    if kind is slice:
-        if type(value.start) in _AS_IS and type(value.stop) in _AS_IS and type(value.step) in _AS_IS:
-            return value, builder
-        return _DECLINED, builder
-    if kind is not list and kind is not tuple:
-        return _DECLINED, builder
-    parts = []
-    for item in value:
-        item_kind = type(item)
-        if item_kind is torch.Tensor:
-            prov = item.__dict__.get("_lp")
-            if prov is None or prov._node is None or (builder is not None and prov.builder is not builder) \
-                    or prov.version != tensor_version(item):
-                return _DECLINED, builder
+def _current(tensor: torch.Tensor, builder: Any) -> Any:
+    """The provenance of ``tensor`` when it is traced in ``builder``'s node (in any node, for None) at its current write
+    count: what the fast path takes; None otherwise."""
+    prov = tensor.__dict__.get("_lp")
+    if prov is None or prov._node is None or (builder is not None and prov.builder is not builder) \
+            or prov.version != (tensor_version(tensor) if tensor.is_inference() else tensor._version):
+        return None
+    return prov
+
+
+def _fast_values(values: Any, builder: Any, nested: bool) -> tuple[list[Any] | None, Any]:
+    """The graph values of a fast-path call's arguments (``nested``: lists and tuples among them too, one level) and
+    the builder of their tensors (``builder``, or the first tensor's when None); None for the values when one of them
+    is not for the fast path: a tensor not traced in that node at its current write count, a slice of anything but
+    plain values, any other object."""
+    parts: list[Any] = []
+    for value in values:
+        kind = type(value)
+        if kind is torch.Tensor:
+            prov = _current(value, builder)
+            if prov is None:
+                return None, builder
             builder = prov.builder
             parts.append(prov._node)
-        elif item_kind in _AS_IS or item_kind is slice and type(item.start) in _AS_IS \
-                and type(item.stop) in _AS_IS and type(item.step) in _AS_IS:
-            parts.append(item)
+        elif kind in _AS_IS or kind is slice and type(value.start) in _AS_IS and type(value.stop) in _AS_IS \
+                and type(value.step) in _AS_IS:
+            parts.append(value)
+        elif nested and (kind is list or kind is tuple):
+            inner, builder = _fast_values(value, builder, False)
+            if inner is None:
+                return None, builder
+            parts.append(kind(inner))
         else:
-            return _DECLINED, builder
-    return kind(parts), builder
+            return None, builder
+    return parts, builder
 
 
 def _fast_spec(fast: _FastPlan, shape: Any, dtype: Any) -> tuple[Any, ...]:
