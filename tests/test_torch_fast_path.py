@@ -215,3 +215,13 @@ annotate.output_tensors("node", {"y": y})
                 for n in trace.nodes["node"].graph.graph.nodes if n.op not in ("placeholder", "output")] == [
             ("to", 3, "to_double", "torch.as_tensor"), ("to_1", 5, None, "torch.as_tensor"),
             ("add", 6, None, "Tensor.add")]
+
+
+def test_the_table_of_fast_path_plans_is_bounded(monkeypatch):
+    """One plan per torch callable, kept across traces: a full table starts over, and the trace is the same."""
+    full = {object(): False for _ in range(tensor_module._MAX_PLANS)}
+    monkeypatch.setattr(tensor_module, "_FAST", full)
+    source = PLAIN.format(body=BODIES["loop"])
+    trace = ln.trace_cell(source, namespace())
+    assert 0 < len(full) < 50
+    assert _described(trace) == _described(ln.trace_cell(source, namespace()))

@@ -128,6 +128,8 @@ class TorchRecorder(TorchFunctionMode):
             except TypeError:  # an unhashable callable
                 fast = False
             if fast is None:
+                if len(_FAST) >= _MAX_PLANS:
+                    _FAST.clear()
                 fast = _FAST[func] = _fast_plan(func)
             if fast is not False:
                 result = _fast(sess, fast, func, args, kwargs)
@@ -193,6 +195,7 @@ _NOT_FAST = frozenset({"__get__", "numpy", "__array__", "__setitem__", "__iter__
 # argument values passed to the graph as they are
 _AS_IS = frozenset({int, float, bool, type(None), str, torch.dtype, type(Ellipsis)})
 _MAX_SPECS = 256  # per callable: result shapes and dtypes kept
+_MAX_PLANS = 4_096  # callables kept in _FAST (torch's own are a few hundred; then it starts over)
 
 
 def _fast_plan(func: Any) -> Any:
