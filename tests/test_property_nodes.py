@@ -319,6 +319,14 @@ test_random_three_node_cell_equals_the_eager_run_or_is_reported = _property(
     # np.ascontiguousarray gives a 0-d array one axis; the graph kept it 0-d
     ("t2 = torch.from_numpy(np.ascontiguousarray(x))\nt3 = torch.as_tensor(x).float()\ny = t2 * t3",
      {"x": ((), "float32")}),
+    # ... and of a 0-d tensor, or a tensor given ndmin: the conversion gave NumPy's array the tensor's node, of the
+    # tensor's shape (seed 4117: np.maximum of an array and a tensor is a tensor, through its __array_wrap__)
+    ("with torch.no_grad():\n    t0 = torch.from_numpy(x)\n    t1 = torch.from_numpy(x)\n    t2 = np.maximum(x, t0)\n"
+     "    t3 = torch.from_numpy(np.ascontiguousarray(t2))\ny = t3", {"x": ((), "bool"), "w": ((), "bool")}),
+    ("t0 = torch.from_numpy(x) * 2\nt1 = torch.from_numpy(np.ascontiguousarray(t0))\ny = t1 + 1",
+     {"x": ((), "float32")}),
+    ("t0 = torch.from_numpy(x) * 2\nt1 = np.array(t0, ndmin=3)\ny = torch.from_numpy(t1) + 1",
+     {"x": ((3,), "float32")}),
 ])
 def test_regression_recorded_faithfully(source: str, spec: dict[str, Any]) -> None:
     assert check_program(source, spec, objects=OBJECTS) == "faithful"

@@ -682,6 +682,10 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     if dtype is not None and np.dtype(dtype) != eager.dtype or eager.dtype != numpy_dtype(tensor.dtype):
         node = builder.emit("call_method", "to", (node, torch.from_numpy(eager.reshape(-1)[:0]).dtype), line=line,
                             numpy=what, location=location, helper=helper)
+    if eager.shape != tuple(tensor.shape) and eager.size == tensor.numel():
+        # ``np.ascontiguousarray(t)``, ``np.array(t, ndmin=2)``: NumPy gives the array at least that many dimensions
+        node = builder.emit("call_method", "reshape", (node, eager.shape), line=line, numpy=what, location=location,
+                            helper=helper)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (tensor,), traced)
     sess.link(traced, tensor, shares=True if what == "Tensor.numpy" else None)
