@@ -403,8 +403,9 @@ def _plan(func: Any, name: str) -> _Plan:
 def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
             arrays: bool = False, site: Any = None, result: Any = _DECLINED) -> Any:
     """Record a torch call on traced data; ``arrays``: traced arrays are among its arguments (torch lists the
-    TracedArray type among the call's overloaded ones). ``site`` and ``result``: the call's site and eager result
-    when the fast path made them (a call it hands over: neither in-place nor one the first checks below take)."""
+    TracedArray type among the call's overloaded ones). ``site``: the call's, found by the recorder (None: found
+    here). ``result``: the call's eager result when the fast path ran it and hands the call over (its result is not
+    one tensor; such a call is neither in place nor one the first checks below take)."""
     line, location, helper = site if site is not None else sess.where()
     kind = _EXTRACTIONS.get(name)
     if kind is not None:
