@@ -13,6 +13,7 @@ import gc
 import tracemalloc
 
 import numpy as np
+import pytest
 
 import leapp_notebook as ln
 
@@ -57,6 +58,61 @@ for i in range(1):
     namespace = {"np": np, "x": np.arange(3, dtype=np.float32)}
     trace = ln.trace_cell(source, namespace)
     assert not np.shares_memory(trace.nodes["n"].sample_outputs["y"], namespace["y"])
+
+
+# Code after the declaration that can write into the output, each of which the declaration's statement being the
+# cell's last does not rule out: the eager output must be a copy, with the value it had at the declaration.
+WRITES_AFTER = {
+    "a second statement on its line": 'annotate.output_tensors("n", {"y": y}); y[:] = 0\n',
+    "a with block's exit": 'with Zeroing():\n    annotate.output_tensors("n", {"y": y})\n',
+    "a finally block": 'try:\n    annotate.output_tensors("n", {"y": y})\nfinally:\n    y[:] = 0\n',
+    "a loop's next step": 'for i in range(2):\n    annotate.output_tensors("n", {"y": y}) if i == 0 else None\n'
+                          '    y[:] = 0\n',
+    "an expression around it": 'ignored = [annotate.output_tensors("n", {"y": y}), y.fill(0)]\n',
+}
+
+
+class _Zeroing:
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.namespace["y"][:] = 0
+
+
+@pytest.mark.parametrize("tail", list(WRITES_AFTER), ids=list(WRITES_AFTER))
+def test_an_output_code_after_may_write_into_is_copied(tail: str):
+    source = CELL.rsplit("annotate.output_tensors", 1)[0] + WRITES_AFTER[tail]
+    namespace = {"np": np, "x": np.arange(6, dtype=np.float32)}
+    namespace["Zeroing"] = lambda: _Zeroing(namespace)
+    trace = ln.trace_cell(source, namespace)
+    sample = trace.nodes["n"].sample_outputs["y"]
+    assert not np.any(namespace["y"]), "the cell wrote the output after declaring it"
+    assert not np.shares_memory(sample, namespace["y"])
+    expected = np.clip(np.tanh(np.arange(6, dtype=np.float32) * 0.5) - np.mean(
+        np.tanh(np.arange(6, dtype=np.float32) * 0.5), axis=0), -1.0, 1.0) * 2.0
+    np.testing.assert_allclose(sample, expected, rtol=1e-6)
+    np.testing.assert_allclose(trace.nodes["n"](np.arange(6, dtype=np.float32))[0], sample, rtol=1e-6)
+
+
+# Code after the declaration that changes no object: the output is kept as it is.
+QUIET_AFTER = {
+    "its result stored": 'declared = annotate.output_tensors("n", {"y": y})\n',
+    "names bound to constants after it": 'annotate.output_tensors("n", {"y": y})\ndone = True\nlabel = "n"\n',
+    "the last branch of an if": 'if y.shape:\n    annotate.output_tensors("n", {"y": y})\n',
+    "a call written over several lines": 'annotate.output_tensors(\n    "n",\n    {"y": y},\n)\n',
+}
+
+
+@pytest.mark.parametrize("tail", list(QUIET_AFTER), ids=list(QUIET_AFTER))
+def test_an_output_nothing_after_can_change_is_not_copied(tail: str):
+    source = CELL.rsplit("annotate.output_tensors", 1)[0] + QUIET_AFTER[tail]
+    namespace = {"np": np, "x": np.arange(6, dtype=np.float32)}
+    trace = ln.trace_cell(source, namespace)
+    assert np.shares_memory(trace.nodes["n"].sample_outputs["y"], namespace["y"])
 
 
 def _peak(run) -> int:  # noqa: ANN001

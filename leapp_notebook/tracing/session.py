@@ -9,10 +9,10 @@ removes the hooks around the cell.
 
 from __future__ import annotations
 
-import ast
 import difflib
-import functools
+import dis
 import math
+import sys
 import weakref
 from _thread import get_ident
 from typing import TYPE_CHECKING, Any, Callable
@@ -121,6 +121,7 @@ class Session:
     def __init__(self, source: str, filename: str, code: Any, profile: str, array_type: "type[TracedArray]",
                  on_first_tensor: Callable[[], None] | None = None):
         self.source = source
+        self.code = code  # the cell's code object
         self.lines = cell_lines(source)
         self.filename = filename
         self.profile = profile
@@ -184,7 +185,6 @@ class Session:
         # theirs -> (the scalar, its line, what, the node's name): a node that takes one as an operand has it as a
         # literal, reported there as an error (``scalar_used``)
         self.outside_scalars: dict[int, tuple[Any, int | None, str, str]] = {}
-        self._last_statement: tuple[int, int] | None = None  # (first, last) line of the cell's last statement
 
     def bump(self, array: Any, region: Any = None) -> int:
         """Record an in-place write into ``array``'s memory; returns the owner's new write count. ``region``: the
@@ -448,16 +448,25 @@ class Session:
 
     # -------------------------------------------------------------- helpers
     def runs_last(self, line: int | None, helper: str | None) -> bool:
-        """Whether a call at cell ``line`` is the last thing the cell runs: called after the cell (no cell
-        line), or at the top level in the cell's last statement, a simple one (not a loop's body)."""
+        """Whether nothing the cell runs after the current call can change a value: called after the cell (no cell
+        line), or by the cell's own top level where every instruction left to run is one that changes no object
+        (``_QUIET``: storing the call's result in a name, dropping it, returning). Read from the cell's bytecode
+        after the frame's current instruction, so a second statement on the call's line (``...; y[:] = 0``), a
+        loop's next iteration, a ``with`` block's exit, a ``finally`` all count as code that follows."""
         if line is None:
             return True
         if helper is not None:
             return False
-        if self._last_statement is None:
-            self._last_statement = _last_statement(self.source)
-        first, end = self._last_statement
-        return first <= line <= end
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not self.code:
+            frame = frame.f_back
+        if frame is None:
+            return False
+        code = self.code.co_code
+        for offset in range(frame.f_lasti + 2, len(code), 2):
+            if code[offset] not in _QUIET:
+                return False
+        return True
 
     def line_text(self, line: int | None) -> str:
         if line is None or not 1 <= line <= len(self.lines):
@@ -919,17 +928,10 @@ class Session:
         return [builder.finish() for builder in self.builders.values()]
 
 
-@functools.lru_cache(maxsize=256)
-def _last_statement(source: str) -> tuple[int, int]:
-    """The (first, last) line of the cell's last top-level statement when it is a simple one, else (0, -1)."""
-    try:
-        body = ast.parse(source).body
-    except SyntaxError:
-        body = []
-    last = body[-1] if body else None
-    if isinstance(last, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        return last.lineno, last.end_lineno or last.lineno
-    return 0, -1
+# instructions that change no object: what may follow a call for nothing after it to change the call's values
+_QUIET = frozenset(dis.opmap[name] for name in (
+    "CACHE", "NOP", "EXTENDED_ARG", "POP_TOP", "STORE_NAME", "STORE_GLOBAL", "STORE_FAST", "LOAD_CONST",
+    "RETURN_VALUE", "RETURN_CONST") if name in dis.opmap)
 
 
 def elsewhere(values: Any, result: Any, name: str) -> Any:
