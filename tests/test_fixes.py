@@ -609,3 +609,25 @@ def test_a_write_into_an_input_without_a_certain_place_for_the_copy_gets_no_edit
     t = ln.trace_cell(source, {"np": np, "raw": X1.copy(), "raw2": X1.copy()})
     hazard = only(t, "untraced-call")
     assert "is written in place" in hazard.message and fixes.edit_for(t.source, hazard, t) is None
+
+
+def test_a_clean_trace_draws_without_loading_libcst():
+    """LibCST takes about a third of a second to import: a trace without hazards has no fix to compute, so its
+    model (the first thing %%leapp_trace draws) does not load it; a trace with a hazard does, and gets its edit."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np, leapp_notebook as ln\n"
+        "from leapp_notebook.render import graph_model, mimebundle\n"
+        "clean = ln.trace_cell('h = annotate.input_tensors(\"n\", {\"x\": x})\\ny = np.cos(h) * 3\\n'\n"
+        "                      'annotate.output_tensors(\"n\", {\"y\": y})\\n', {'np': np, 'x': np.ones(3)})\n"
+        "mimebundle(graph_model(clean))\n"
+        "print('clean', 'libcst' in sys.modules)\n"
+        "hazard = ln.trace_cell('h = annotate.input_tensors(\"n\", {\"x\": x})\\ny = h[::-1] * 3\\n'\n"
+        "                       'annotate.output_tensors(\"n\", {\"y\": y})\\n', {'np': np, 'x': np.ones(3)})\n"
+        "model = graph_model(hazard)\n"
+        "print('hazard', 'libcst' in sys.modules, [h.get('edit') is not None for h in model['hazards']])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.splitlines() == ["clean False", "hazard True [True]"], out.stdout + out.stderr

@@ -56,11 +56,12 @@ def graph_model(trace: Any) -> dict[str, Any]:
 def _graph_model(trace: Any) -> dict[str, Any]:
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
-    from ..fixes import edits  # one-click fixes; imported here so LibCST loads only when a model is built
+    if hazards:  # one-click fixes: LibCST (a third of a second to import) loads only for a trace that has hazards
+        from ..fixes import edits
 
-    for hazard, edit in zip(hazards, edits(trace), strict=True):
-        if edit is not None:
-            hazard["edit"] = edit.to_dict()
+        for hazard, edit in zip(hazards, edits(trace), strict=True):
+            if edit is not None:
+                hazard["edit"] = edit.to_dict()
     probe = _probe_model(getattr(trace, "last_probe", None))
     lines = cell_lines(trace.source)
     nodes = [_node_model(index, node, hazards, probe, lines)
