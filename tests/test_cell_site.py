@@ -50,6 +50,27 @@ def test_the_line_table_gives_what_f_lineno_gives_at_every_call():
 
 
 
+
+def test_the_site_table_holds_every_code_unit_line_and_one_site_per_line():
+    """Every code unit of the module and of each function it defines gets its line's site, and a unit without a
+    line gets None, as ``co_lines`` gives them; the units of one line share one site tuple (compared by
+    identity by a replayed op)."""
+    module = compile(VARIED, "<cell-site-table>", "exec")
+    codes = [module, *(c for c in module.co_consts if hasattr(c, "co_lines"))]
+    assert len(codes) > 2
+    for code in codes:
+        table = provenance.site_table(code)
+        assert len(table) == len(code.co_code) // 2
+        by_line: dict[int, object] = {}
+        for start, end, line in code.co_lines():
+            for unit in range(start // 2, end // 2):
+                site = table[unit]
+                if line is None:
+                    assert site is None
+                    continue
+                assert site == (line, None, None)
+                assert by_line.setdefault(line, site) is site
+
 def test_a_session_that_knows_the_cell_finds_every_site_as_the_frame_walk_does():
     """``site_finder`` (a session's ``where``) takes the cell's top-level calls from its line table directly and
     walks the frames for the rest (helpers, lambdas, comprehensions, libraries): the same (line, location, helper)

@@ -1,10 +1,12 @@
 """Tracing memory: no second copy of a large value where nothing can change the first (issue 11, item 4).
 
 The node keeps its trace inputs (a copy: the cell or the caller may write into the input later) and its eager
-outputs. An output declared by the cell's last statement, or read after the cell ran (``outputs=``), cannot
-change before the trace ends, so it is kept as it is; one declared earlier is copied, since code after the
-declaration may still write into it. Calls are checked against NumPy one at a time, on the call's own values,
-so no graph-sized set of torch intermediates exists at once.
+outputs. An output declared where nothing the cell runs afterwards can change an object (the cell's bytecode after
+the call only stores, drops or returns), or read after the cell ran (``outputs=``), cannot change before the trace
+ends, so it is kept as it is; any other is copied, since code after the declaration may still write into it (a
+second statement on the declaration's line, a ``with`` block's exit, a ``finally``, a loop's next step). Calls are
+checked against NumPy one at a time, on the call's own values, so no graph-sized set of torch intermediates exists
+at once.
 """
 
 from __future__ import annotations

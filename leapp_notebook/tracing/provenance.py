@@ -297,13 +297,14 @@ SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),
                  os.path.dirname(os.path.abspath(torch.__file__)), "<frozen ", "<__array_function__")
 
 
-# Per code object of a cell (its module code and the functions it defines): the line of each code unit. A
-# frame's ``f_lineno`` decodes the code's line table from its start at every read, so in a long straight-line
-# cell each read costs in proportion to how far down the cell it is (at line 20,000, 170 us a read: tracing
-# such a cell was quadratic). The table is made once per code object, in one pass (``per_code``); a re-run cell
-# reuses it.
-_LINE_TABLES: dict[int, tuple[Any, list[int | None]]] = {}
-_MAX_LINE_TABLES = 1024
+# Per code object of a cell (its module code and the functions it defines): the site of each code unit, as
+# ``cell_site`` gives a call from the cell's top level (line, no library location, no helper: one tuple per line). A
+# frame's ``f_lineno`` decodes the code's line table from its start at every read, so in a long straight-line cell
+# each read costs in proportion to how far down the cell it is (at line 20,000, 170 us a read: tracing such a cell
+# was quadratic). The table is made once per code object, one slice per range of units that share a line
+# (``per_code``); a re-run cell reuses it.
+_SITE_TABLES: dict[int, tuple[Any, list[tuple[int, None, None] | None]]] = {}
+_MAX_SITE_TABLES = 1024
 
 
 def per_code(cache: dict[int, tuple[Any, Any]], limit: int, code: Any, make: Callable[[Any], Any]) -> Any:
@@ -320,40 +321,31 @@ def per_code(cache: dict[int, tuple[Any, Any]], limit: int, code: Any, make: Cal
     return value
 
 
-def _line_table(code: Any) -> list[int | None]:
-    table: list[int | None] = [None] * (len(code.co_code) // 2)
+def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
+    table: list[tuple[int, None, None] | None] = [None] * (len(code.co_code) // 2)
+    by_line: dict[int, tuple[int, None, None]] = {}
     for start, end, line in code.co_lines():
-        table[start // 2:end // 2] = [line] * ((end - start) // 2)
+        if line is not None:
+            site = by_line.get(line)
+            if site is None:
+                site = by_line[line] = (line, None, None)
+            table[start // 2:end // 2] = [site] * ((end - start) // 2)
     return table
 
 
-def frame_line(frame: Any) -> int | None:
-    """``frame.f_lineno`` of a frame running a cell's code, read from the code's line table."""
-    table = line_table(frame.f_code)
-    unit = frame.f_lasti // 2
-    line = table[unit] if 0 <= unit < len(table) and frame.f_trace is None else None
-    return line if line is not None else frame.f_lineno
-
-
-def line_table(code: Any) -> list[int | None]:
-    """The cell line of every instruction of ``code`` (kept per code object, as :func:`frame_line` reads it)."""
-    entry = _LINE_TABLES.get(id(code))
-    return entry[1] if entry is not None and entry[0] is code else \
-        per_code(_LINE_TABLES, _MAX_LINE_TABLES, code, _line_table)
-
-
-_SITE_TABLES: dict[int, tuple[Any, list[tuple[int, None, None] | None]]] = {}
-
-
-def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
-    by_line: dict[int, tuple[int, None, None]] = {}
-    return [None if line is None else by_line.setdefault(line, (line, None, None)) for line in line_table(code)]
-
-
 def site_table(code: Any) -> list[tuple[int, None, None] | None]:
-    """:func:`line_table` as the sites ``cell_site`` gives a call from the top level of a cell (line, no library
-    location, no helper): one tuple per line, kept per code object."""
-    return per_code(_SITE_TABLES, _MAX_LINE_TABLES, code, _site_table)
+    """The site of every code unit of ``code`` (None where no line is known), kept per code object."""
+    entry = _SITE_TABLES.get(id(code))
+    return entry[1] if entry is not None and entry[0] is code else \
+        per_code(_SITE_TABLES, _MAX_SITE_TABLES, code, _site_table)
+
+
+def frame_line(frame: Any) -> int | None:
+    """``frame.f_lineno`` of a frame running a cell's code, read from the code's site table."""
+    table = site_table(frame.f_code)
+    unit = frame.f_lasti // 2
+    site = table[unit] if 0 <= unit < len(table) and frame.f_trace is None else None
+    return site[0] if site is not None else frame.f_lineno
 
 
 def site_finder(code: Any, filename: str, depth: int = 2) -> Callable[[], tuple[int | None, str | None, str | None]]:
