@@ -838,11 +838,7 @@ class Session:
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
         if isinstance(nodes, torch.fx.Node):
-            values = nodes.meta[KEY].__dict__
-            if "kind" not in values:  # the record emit() made, completed where it stands: the hot path
-                values.update(shape=array.shape, dtype=dtype_name(array.dtype), kind="numpy", view=False)
-            else:  # a record that may be shared (see _set_value_facts)
-                _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
+            _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
         return traced
 
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
