@@ -36,7 +36,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         builder = sess.reopen(builder)
         if builder.closed:
             return sess.outside(builder, eager, "indexing")
-    site = sess.where()
+    site = sess.where() if iterating else sess.where_below()  # where_below: the frame above __getitem__ is the caller's
     line, location, helper = site
     # a key recorded before on an operand of the same dtype and shape: its nodes again (tracing/replay.py)
     params = {"a": array, "k": key_tuple}
