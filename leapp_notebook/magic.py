@@ -10,6 +10,8 @@ source starts with it as a comment), so ``hazard.line`` is the line the user see
 from __future__ import annotations
 
 import difflib
+import importlib
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,7 +189,7 @@ def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[
         model["export"] = export_entry(files=run.exported, error=run.export_error)
     handle = display(mimebundle(model), raw=True, display_id=True)
     if widget:
-        controls = _controls(run.trace, handle, options)
+        controls = _controls(run.trace, handle, options, model)
         controls.exported = controls.model["export"] = model["export"]  # kept when a click redraws
         namespace[CONTROLS_VARIABLE] = controls
         display(controls)
@@ -197,14 +199,14 @@ def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[
         print("exported:", *(str(path) for path in run.exported), sep="\n  ")
 
 
-def _controls(trace: Trace, handle: Any, options: TraceOptions) -> Any:
+def _controls(trace: Trace, handle: Any, options: TraceOptions, model: dict[str, Any] | None = None) -> Any:
     """``TraceWidget``'s Probe and Export rows, starting from the magic's ``--probe`` and ``--seed``. The
     graph and hazards are already on screen in the bundle above; after each probe or export that bundle
     is rewritten (update_display_data on its display id) with the result, so a saved notebook keeps it."""
     from .render import mimebundle
     from .widget import TraceWidget
 
-    widget = TraceWidget(trace, controls_only=True, probe=options.probe, seed=options.seed)
+    widget = TraceWidget(trace, controls_only=True, probe=options.probe, seed=options.seed, model=model)
 
     def redraw(_change: Any) -> None:
         handle.update(mimebundle(widget.model), raw=True)
@@ -229,8 +231,47 @@ def _shown_briefly(exc: Exception) -> Exception:
 
 
 def register(ipython: Any) -> None:
-    """Register ``%%leapp_trace`` with an IPython shell (``%load_ext leapp_notebook`` calls this)."""
+    """Register ``%%leapp_trace`` with an IPython shell (``%load_ext leapp_notebook`` calls this), and start
+    preparing what its first run needs (:func:`prepare`)."""
     ipython.register_magics(LeappMagics)
+    prepare(widget=_widget_front_end(ipython))
+
+
+# What a kernel's first %%leapp_trace loads beyond the tracer: the renderers, LibCST (the one-click fixes of a
+# trace with hazards) and, where a widget front end runs, ipywidgets: 0.5-0.8 s together on a first cell,
+# against the few milliseconds of its trace. In the order the magic imports them.
+PREPARED_MODULES = ("leapp_notebook.render", "leapp_notebook.fixes")
+WIDGET_MODULES = ("leapp_notebook.widget",)
+_WARM_DOT = 'digraph {{ node [fontname={font}]; a [label=<<font face={mono}>warm</font>>]; a -> b; }}'
+
+
+def prepare(*, widget: bool) -> threading.Thread:
+    """Load, in a background thread, what the first ``%%leapp_trace`` of a kernel needs beyond the tracer
+    (``PREPARED_MODULES``, ``WIDGET_MODULES`` when ``widget``), and run Graphviz's ``dot`` once on a graph in the
+    renderer's fonts (its first run in a session loads its plugins and font cache). The user's time between
+    ``%load_ext`` and the first traced cell pays for it; a cell run at once waits for what it needs, as it
+    would have loaded it itself (an import in progress holds its module's lock). Nothing here traces: a trace
+    belongs to the thread that runs the cell. Failures are left for the cell itself to meet and report (a
+    module that fails to import is not kept; ``dot`` missing is how the renderer already degrades)."""
+    thread = threading.Thread(target=_prepare, args=(widget,), name="leapp_notebook-prepare", daemon=True)
+    thread.start()
+    return thread
+
+
+def _prepare(widget: bool) -> None:
+    for name in PREPARED_MODULES + (WIDGET_MODULES if widget else ()):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - the cell imports it again and reports what fails
+            continue
+    try:
+        import graphviz
+
+        from .render.dot import FONT, MONO, quote
+
+        graphviz.Source(_WARM_DOT.format(font=quote(FONT), mono=quote(MONO))).pipe(format="svg")
+    except Exception:  # noqa: BLE001, S110 - no dot, or a broken one: the cell's own rendering reports it
+        pass
 
 
 __all__ = ["LeappMagics", "TraceOptions", "CellRun", "parse_options", "run_cell", "register",

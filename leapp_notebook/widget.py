@@ -44,17 +44,23 @@ class TraceWidget(widgets.VBox):
     results = traitlets.Int(0)
 
     def __init__(self, trace: Any, *, directory: str = "leapp_export", controls_only: bool = False,
-                 probe: int | None = None, seed: int | None = None, **kwargs: Any):
+                 probe: int | None = None, seed: int | None = None, model: dict[str, Any] | None = None,
+                 **kwargs: Any):
         self.trace = trace
         self.model: dict[str, Any] = {}
         self.exported: dict[str, Any] | None = None
         self._redrawing = False
-        self.summary = widgets.HTML()
-        self.graph = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="840px",
-                                                        border="1px solid #e5e7eb", padding="4px"))
-        self.hazard_select = widgets.Dropdown(options=[("none", -1)], value=-1, description="mark",
-                                              layout=widgets.Layout(width="auto", max_width="100%"))
-        self.hazard_table = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.controls_only = controls_only
+        # controls_only: the magic shows the graph and hazards in the trace's own output already, so the view's
+        # widgets are not made (each is a comm to the front end, and the graph a run of dot) and stay None
+        self.summary = self.graph = self.hazard_select = self.hazard_table = None
+        if not controls_only:
+            self.summary = widgets.HTML()
+            self.graph = widgets.HTML(layout=widgets.Layout(overflow="auto", max_height="840px",
+                                                            border="1px solid #e5e7eb", padding="4px"))
+            self.hazard_select = widgets.Dropdown(options=[("none", -1)], value=-1, description="mark",
+                                                  layout=widgets.Layout(width="auto", max_width="100%"))
+            self.hazard_table = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.probe_count = widgets.BoundedIntText(value=probe or DEFAULT_PROBES, min=1, max=100_000,
                                                   description="probes", layout=widgets.Layout(width="11em"))
         self.probe_seed = widgets.Text(value="" if seed is None else str(seed), placeholder="random",
@@ -77,16 +83,12 @@ class TraceWidget(widgets.VBox):
         self.export_result = widgets.HTML()
         self.probe_button.on_click(self._on_probe)
         self.export_button.on_click(self._on_export)
-        self.hazard_select.observe(self._on_select, "value")
-        self.controls_only = controls_only
-        view = [
-            self.summary,
-            self.graph,
-            widgets.HBox([widgets.HTML("<b>Hazards</b>"), self.hazard_select]),
-            self.hazard_table,
-        ]
-        # controls_only: the magic shows the graph and hazards in the trace's own output already.
-        super().__init__(children=([] if controls_only else view) + [
+        view = []
+        if not controls_only:
+            self.hazard_select.observe(self._on_select, "value")
+            view = [self.summary, self.graph, widgets.HBox([widgets.HTML("<b>Hazards</b>"), self.hazard_select]),
+                    self.hazard_table]
+        super().__init__(children=view + [
             widgets.HTML("<b>Probe</b> <small>graph vs. eager cell on fresh random inputs</small>"),
             widgets.HBox([self.probe_count, self.probe_seed, self.probe_button, self.probe_progress]),
             self.probe_result,
@@ -95,14 +97,18 @@ class TraceWidget(widgets.VBox):
                           self.export_button]),
             self.export_result,
         ], **kwargs)
-        self.refresh()
+        self.refresh(model)
 
     # -------------------------------------------------------------- drawing
-    def refresh(self) -> None:
-        """Rebuild the model from the trace and redraw summary, graph and hazard table."""
+    def refresh(self, model: dict[str, Any] | None = None) -> None:
+        """Rebuild the model from the trace (``model``: the trace's graph model, just built by the caller, taken
+        instead) and redraw summary, graph and hazard table (with ``controls_only``, the model alone: the magic
+        redraws its output from it)."""
         before = self._hazard_key(self.selected_hazard)
-        self.model = graph_model(self.trace)
+        self.model = dict(model) if model is not None else graph_model(self.trace)
         self.model["export"] = self.exported
+        if self.controls_only:
+            return
         keys = [self._hazard_key(index) for index in range(len(self.model["hazards"]))]
         # The probe may add hazards: keep the same hazard selected, wherever it now is.
         self._redrawing = True
@@ -149,7 +155,7 @@ class TraceWidget(widgets.VBox):
 
     @traitlets.observe("selected_hazard")
     def _on_selected(self, _change: Any) -> None:
-        if self._redrawing:
+        if self._redrawing or self.controls_only:
             return
         self._redrawing = True
         try:

@@ -44,8 +44,8 @@ def keep_controls(monkeypatch) -> list:
     made: list = []
     controls = magic._controls
 
-    def keep(trace, handle, options):
-        made.append(controls(trace, handle, options))
+    def keep(trace, handle, options, model=None):
+        made.append(controls(trace, handle, options, model))
         return made[-1]
 
     monkeypatch.setattr(magic, "_controls", keep)
@@ -325,3 +325,68 @@ def test_a_probe_click_keeps_the_magics_export_result_in_the_redrawn_output(shel
 
     model = next(out.data[MIME_TYPE] for out in captured.outputs if out.update and MIME_TYPE in out.data)
     assert model["probe"]["n"] == 3 and model["export"]["state"] == "refused"
+
+
+def test_the_controls_beside_the_bundle_draw_nothing_it_already_shows(shell, monkeypatch):
+    """Under a kernel the magic shows the trace's bundle, then Probe and Export controls. The controls take the
+    magic's graph model instead of building a second one, and make none of the widget's view (each widget is a
+    comm, the graph a run of dot): a warm cell spent more on those than on its trace."""
+    from leapp_notebook import widget as widget_module
+    from leapp_notebook.render import model as model_module
+
+    made = keep_controls(monkeypatch)
+    built, drawn = [], []
+    build, draw = model_module._graph_model, widget_module.to_svg
+    monkeypatch.setattr(model_module, "_graph_model", lambda trace: built.append(trace) or build(trace))
+    monkeypatch.setattr(widget_module, "to_svg", lambda *a, **k: drawn.append(a) or draw(*a, **k))
+
+    _, captured = run(shell, SEED_MAGIC_CELL)
+
+    controls = made[0]
+    assert len(built) == 1 and drawn == []
+    assert (controls.summary, controls.graph, controls.hazard_select, controls.hazard_table) == (None,) * 4
+    bundle = next(out.data[MIME_TYPE] for out in captured.outputs if MIME_TYPE in out.data)
+    assert controls.model == bundle and controls.model is not bundle
+    controls.select_hazard(0)  # no view to mark: nothing drawn
+    assert drawn == []
+
+
+def test_load_ext_prepares_what_the_first_traced_cell_loads_in_the_background():
+    """``%load_ext`` starts a thread that imports the renderers and LibCST (ipywidgets too under a kernel) and
+    runs dot once; the first %%leapp_trace then finds them loaded. In a fresh interpreter, with and without a
+    widget front end, and with no ``dot`` on the path (the warm-up says nothing; the cell still draws)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, threading\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from leapp_notebook import magic\n"
+        "magic._widget_front_end = lambda shell: sys.argv[1] == 'kernel'\n"
+        "shell = InteractiveShell.instance()\n"
+        "shell.run_cell('%load_ext leapp_notebook')\n"
+        "prepare = [t for t in threading.enumerate() if t.name == 'leapp_notebook-prepare']\n"
+        "print(len(prepare), prepare[0].daemon)\n"
+        "prepare[0].join(120)\n"
+        "print(*[name in sys.modules for name in ('leapp_notebook.render', 'leapp_notebook.fixes', 'libcst',\n"
+        "                                        'leapp_notebook.widget', 'ipywidgets')])\n"
+        "shell.run_cell('import numpy as np\\nx = np.ones(3)')\n"
+        "from IPython.utils.capture import capture_output\n"
+        "with capture_output():  # the bundle's text, printed by a terminal shell\n"
+        "    result = shell.run_cell('%%leapp_trace --inputs x --outputs y\\ny = x[::-1] * 2.0\\n')\n"
+        "print(result.success and len(shell.user_ns['_leapp_trace'].hazards) == 1)\n"
+    )
+
+    def run_script(front_end: str, path: str | None = None) -> list[str]:
+        env = dict(os.environ, **({"PATH": path} if path is not None else {}))
+        out = subprocess.run([sys.executable, "-c", script, front_end], capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        return out.stdout.splitlines()
+
+    assert run_script("terminal") == ["1 True", "True True True False False", "True"]
+    assert run_script("kernel") == ["1 True", "True True True True True", "True"]
+    no_dot = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                             if not os.path.exists(os.path.join(p, "dot")))
+    assert run_script("terminal", no_dot) == ["1 True", "True True True False False", "True"]
