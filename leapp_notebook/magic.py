@@ -180,18 +180,24 @@ def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, lin
 def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[str, Any]) -> None:
     """The trace's own mime bundle always (it survives a save without a kernel); beside it, where a widget
     front end runs, the widget's Probe and Export controls, which rewrite that bundle with every result."""
-    from IPython.display import display
+    from IPython.display import DisplayHandle, display
 
-    from .render import export_entry, graph_model, mimebundle
+    from .render import export_entry, graph_model, start_mimebundle
 
     model = graph_model(run.trace)
     if run.exported is not None or run.export_error is not None:
         model["export"] = export_entry(files=run.exported, error=run.export_error)
-    handle = display(mimebundle(model), raw=True, display_id=True)
-    if widget:
-        controls = _controls(run.trace, handle, options, model)
-        controls.exported = controls.model["export"] = model["export"]  # kept when a click redraws
-        namespace[CONTROLS_VARIABLE] = controls
+    bundle = start_mimebundle(model)  # dot lays the graph out while the controls are made
+    handle = DisplayHandle()
+    controls = None
+    try:
+        if widget:
+            controls = _controls(run.trace, handle, options, model)
+            controls.exported = controls.model["export"] = model["export"]  # kept when a click redraws
+            namespace[CONTROLS_VARIABLE] = controls
+    finally:  # the trace is shown even when its controls cannot be made
+        handle.display(bundle(), raw=True)
+    if controls is not None:
         display(controls)
     if run.probe is not None:
         print(run.probe)

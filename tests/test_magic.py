@@ -390,3 +390,19 @@ def test_load_ext_prepares_what_the_first_traced_cell_loads_in_the_background():
     no_dot = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                              if not os.path.exists(os.path.join(p, "dot")))
     assert run_script("terminal", no_dot) == ["1 True", "True True True False False", "True"]
+
+
+def test_the_trace_is_shown_even_when_its_controls_cannot_be_made(shell, monkeypatch):
+    """The magic starts the bundle's layout, makes the widget controls, then shows the bundle: a failure making
+    the controls still shows the trace (and then reports the failure)."""
+    monkeypatch.setattr(magic, "_widget_front_end", lambda _shell: True)
+
+    def broken(*args):
+        raise RuntimeError("no comm")
+
+    monkeypatch.setattr(magic, "_controls", broken)
+    result, captured = run(shell, SEED_MAGIC_CELL)
+
+    assert not result.success and isinstance(result.error_in_exec, RuntimeError)
+    bundles = [out.data for out in captured.outputs if MIME_TYPE in out.data]
+    assert len(bundles) == 1 and bundles[0][MIME_TYPE]["hazards"][0]["kind"] == "untraced-call"

@@ -280,6 +280,46 @@ def test_mimebundle_offers_the_model_text_html_and_svg(seed_trace):
     assert "image/svg+xml" not in without and "<svg" not in without["text/html"]
 
 
+def test_a_started_bundle_lays_out_while_the_caller_works_and_a_failing_dot_leaves_the_svg_out(
+        seed_trace, monkeypatch):
+    """``start_mimebundle`` runs ``dot`` in a thread of its own, started before it returns; its finishing
+    function gives what ``mimebundle`` gives. A ``dot`` that fails drops the SVG, as before the layout moved to
+    a thread; any other error reaches the caller, not the thread's."""
+    import threading
+
+    from leapp_notebook.render import mime
+
+    t = seed_trace("leapp")
+    started, release = threading.Event(), threading.Event()
+    draw = mime.to_svg
+
+    def slow_svg(model):
+        started.set()
+        release.wait(30)
+        return draw(model)
+
+    monkeypatch.setattr(mime, "to_svg", slow_svg)
+    finish = render.start_mimebundle(t)
+    assert started.wait(30), "the layout starts before start_mimebundle returns"
+    release.set()
+    assert finish() == render.mimebundle(t)
+
+    def failing(model):
+        raise graphviz.CalledProcessError(1, ["dot"], stderr="Error: syntax error")
+
+    monkeypatch.setattr(mime, "to_svg", failing)
+    bundle = render.mimebundle(t)
+    assert "image/svg+xml" not in bundle and "<svg" not in bundle["text/html"]
+    assert "untraced-call" in bundle["text/plain"] and "untraced-call" in bundle["text/html"]
+
+    def broken(model):
+        raise KeyError("vertices")
+
+    monkeypatch.setattr(mime, "to_svg", broken)
+    with pytest.raises(KeyError, match="vertices"):
+        render.mimebundle(t)
+
+
 @needs_dot
 def test_control_characters_and_backslashes_in_code_do_not_break_graphviz():
     t = trace("y = np.interp(x, CIN, COUT)  # bell \x01 \x07 and \\N \\l\n", x=np.ones(2, np.float32),
