@@ -1044,3 +1044,43 @@ def test_a_calls_check_runs_without_grad_and_leaves_grad_mode_as_it_found_it(mon
     assert len(modes) >= 6 and len(modes) % 2 == 0, modes  # tanh, mul, clip at least: each switched off and back
     assert modes[0::2] == [(False, outer)] * (len(modes) // 2)
     assert modes[1::2] == [(outer, False)] * (len(modes) // 2)
+
+
+METHODS = '''\
+def centred(a):
+    return a - a.mean(axis=0)
+
+h = annotate.input_tensors("node", {"x": x})
+for step in range(3):
+    s = h.sum(axis=1, keepdims=True).astype(np.float64)
+    t = centred(h.T).T.reshape(2, 12).clip(-1.0, 1.0).reshape(4, 6)
+    h = (t * s).astype(np.float32) + h.max(axis=0)
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_methods_are_replayed_from_the_method_hook_at_their_own_lines(profile):
+    """``h.sum(...)``, ``h.T``, ``h.reshape(...)``, ``h.astype(...)``, at the cell's top level and in a helper: a
+    re-trace replays them from the method hook (``TracedArray._method``), without ``Session.record``, and gives
+    the graph, facts (lines and helper names) and hazards that building every call gives."""
+    from leapp_notebook.tracing.session import Session
+
+    x = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
+    namespace = {"np": np, "x": x}
+    off, filled, again = _three_ways(METHODS, namespace, profile)
+    assert filled == off and again == off
+    assert off["node"]["hazards"] == []
+    graph = _trace(METHODS, namespace, profile).nodes["node"].graph.graph
+    assert {facts(n).line for n in graph.nodes if facts(n).numpy} == {2, 6, 7, 8}
+    spy = _count(Session, "record")
+    try:
+        trace = _trace(METHODS, namespace, profile)
+    finally:
+        spy.restore()
+    assert spy.calls == 0 and snapshot(trace) == off
+    helper_nodes = [n for n in trace.nodes["node"].graph.graph.nodes if facts(n).helper == "centred"]
+    assert helper_nodes and {facts(n).line for n in helper_nodes} == {2}
+    eager = dict(namespace, annotate=ln.annotate)
+    exec(METHODS, eager)
+    np.testing.assert_allclose(trace.nodes["node"](x)[0], eager["h"], rtol=1e-5, atol=1e-6)
