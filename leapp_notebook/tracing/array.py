@@ -52,6 +52,28 @@ _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
 
+_MISS = object()  # _replay_call: the call has no template to replay
+
+
+def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str, Any], result: Any,
+                 where: Any) -> Any:
+    """The traced result of a function or method call recorded before, with a LEAPP-defect answer that holds for
+    its signature, replayed from the hook; ``_MISS`` when there is none (``Session.record`` asks the same signature
+    then). ``where``: the session's site finder for the hook's frame depth (``Session.where_below`` for a
+    function, ``Session.where_method`` for a method, whose wrapper is one frame more)."""
+    key = replay.signature(sess, builder, row, name, params, None, result)
+    template = replay.TEMPLATES.get(key) if key is not None else None
+    if template is None and row.build in replay.NUMBER_SLOTS:
+        # a float not seen here before: the recording for any float there, when there is one
+        template = replay.for_any_float(key, params, row.build)
+    if template is None or template is replay.NO_TEMPLATE or template.finding is replay.NO_TEMPLATE or (
+            template.aliases is not None and not replay.fits(template, params, builder)):
+        return _MISS
+    if template.wraps and row.leapp and type(result) is np.ndarray:  # as the ufunc hook does
+        return (template.direct or replay.direct(template))(builder, params, where(), result)
+    return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, where())
+
+
 def _eager(a: Any, b: Any) -> dict[str, Any]:
     """NumPy's operands of a ufunc call with one or two (``b`` is ``_ONE_OPERAND`` for one)."""
     return {"x0": a} if b is _ONE_OPERAND else {"x0": a, "x1": b}
@@ -368,19 +390,9 @@ class TracedArray(np.ndarray):
             params = _bind(row.names, args, kwargs)
             name = row.numpy
             if not builder.closed and (row.leapp or sess.profile == "full"):
-                # recorded before, with a LEAPP-defect answer that holds for the signature: replayed here
-                # (Session.record asks the same signature on a miss)
-                key = replay.signature(sess, builder, row, name, params, None, result)
-                template = replay.TEMPLATES.get(key) if key is not None else None
-                if template is None and row.build in replay.NUMBER_SLOTS:
-                    # a float not seen here before: the recording for any float there, when there is one
-                    template = replay.for_any_float(key, params, row.build)
-                if template is not None and template is not replay.NO_TEMPLATE \
-                        and template.finding is not replay.NO_TEMPLATE and (
-                            template.aliases is None or replay.fits(template, params, builder)):
-                    if template.wraps and row.leapp and type(result) is np.ndarray:  # as the ufunc hook does
-                        return (template.direct or replay.direct(template))(builder, params, sess.where(), result)
-                    return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, sess.where())
+                replayed = _replay_call(sess, builder, row, name, params, result, sess.where_below)
+                if replayed is not _MISS:
+                    return replayed
             eager_params = _bind(row.names, plain_args, plain_kwargs)
         else:
             params = {f"arg{i}": v for i, v in enumerate(args)} | dict(kwargs)
@@ -415,19 +427,11 @@ class TracedArray(np.ndarray):
         params = _bind(names, (self, *args), kwargs)
         name = f"ndarray.{mname}"
         if row is not None and not builder.closed and (row.leapp or sess.profile == "full"):
-            # recorded before: replayed here, as the function hook does (Session.record asks the same signature on
-            # a miss). The site is the frame above the method's own wrapper (``sum``, ``reshape``, ``T``).
-            key = replay.signature(sess, builder, row, name, params, None, result)
-            template = replay.TEMPLATES.get(key) if key is not None else None
-            if template is None and row.build in replay.NUMBER_SLOTS:
-                template = replay.for_any_float(key, params, row.build)
-            if template is not None and template is not replay.NO_TEMPLATE \
-                    and template.finding is not replay.NO_TEMPLATE and (
-                        template.aliases is None or replay.fits(template, params, builder)):
-                if template.wraps and row.leapp and type(result) is np.ndarray:
-                    return (template.direct or replay.direct(template))(builder, params, sess.where_below(), result)
-                return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False,
-                                     sess.where_below())
+            # as the function hook does; the call's site is the frame above the method's own wrapper (``sum``,
+            # ``reshape``, ``T``)
+            replayed = _replay_call(sess, builder, row, name, params, result, sess.where_method)
+            if replayed is not _MISS:
+                return replayed
         eager_params = _bind(names, (plain_self, *plain_args), plain_kwargs)
         recorded = sess.record(builder, row, name, params, eager_params, result)
         target = params.get("out")

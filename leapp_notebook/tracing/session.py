@@ -134,6 +134,7 @@ class Session:
         # calls of ``code``'s own top level (the cell's code object) are found without a frame walk
         self.where = site_finder(code, filename)
         self.where_below = site_finder(code, filename, 3)  # Session.where for a function the hook calls
+        self.where_method = site_finder(code, filename, 4)  # ... called by the method hook, under its wrapper
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
