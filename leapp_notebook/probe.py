@@ -62,7 +62,7 @@ class Mismatch:
     with ``trace.run_eager(inputs)`` and ``trace.retrace(inputs)``."""
 
     probe: int
-    what: str  # "value" | "shape" | "dtype" | "error"
+    what: str  # "value" | "shape" | "dtype" | "error"; "varying shape" for OutputCheck.varying_shape
     index: tuple[int, ...] | None
     expected: Any
     got: Any
@@ -73,6 +73,9 @@ class Mismatch:
             return f"value at index {self.index}: NumPy gives {self.expected!r}, the graph gives {self.got!r}"
         if self.what == "error":
             return f"the graph raises: {self.got}"
+        if self.what == "varying shape":  # the graph agrees with NumPy; the node's declared shape does not
+            return f"shape: NumPy gives {self.expected} on these inputs (and so does the graph), where the node " \
+                   f"declares {self.got}, its shape when traced"
         return f"{self.what}: NumPy gives {self.expected}, the graph gives {self.got}"
 
 
@@ -90,6 +93,9 @@ class OutputCheck:
     shape_ok: bool = True
     dtype_ok: bool = True
     first_mismatch: Mismatch | None = None
+    # the first probe whose eager value took another shape than the node declares, the graph's agreeing (a shape
+    # that depends on the input values: a ``data-dependent-shape`` warning, not a failure)
+    varying_shape: Mismatch | None = None
 
     @property
     def passed(self) -> bool:
@@ -137,7 +143,8 @@ class ProbeReport:
     sensitivity: dict[str, dict[str, tuple[bool, bool]]]
     baked_constants: dict[str, list[BakedConstant]]
     ranges: dict[str, tuple[float, float] | None]
-    hazards: list[Hazard] = field(default_factory=list)  # semantic-mismatch hazards this probe added
+    hazards: list[Hazard] = field(default_factory=list)  # the hazards this probe added (semantic-mismatch,
+    # data-dependent-shape)
     seconds: float = 0.0
     graph_key: tuple[Any, ...] = field(default=(), repr=False)
 
@@ -160,6 +167,7 @@ class ProbeReport:
                 "baked": key in self.baked,
                 "baked_constants": [str(c.node or "") for c in self.baked_constants.get(key, ())],
                 "first_mismatch": None if check.first_mismatch is None else check.first_mismatch.describe(),
+                "varying_shape": None if check.varying_shape is None else check.varying_shape.describe(),
                 "n": self.n,
             }
         return {"passed": bool(self.passed), "n": self.n, "seed": self.seed, "failed": [str(k) for k in self.failed],
@@ -169,13 +177,16 @@ class ProbeReport:
         verdict = "passed" if self.passed else "FAILED"
         lines = [f"Probe of {self.n} fresh inputs (seed {self.seed}): {verdict} in {self.seconds:.3f} s"]
         for key, check in self.outputs.items():
-            shape = "(" + ", ".join(map(str, check.shape)) + ("," if len(check.shape) == 1 else "") + ")"
+            shape = _shape_text(check.shape)
             status = "ok" if check.passed else f"FAIL in {check.mismatches}/{self.n} probes"
             lines.append(f"  {key}: {check.dtype} {shape} {status}, max abs err {check.max_abs_err:.3g}, "
                          f"max rel err {check.max_rel_err:.3g}")
             if check.first_mismatch is not None:
                 lines.append(f"    first mismatch, probe {check.first_mismatch.probe}: "
                              f"{check.first_mismatch.describe()}")
+            if check.varying_shape is not None:
+                lines.append(f"    the shape depends on the input values, probe {check.varying_shape.probe}: "
+                             f"{check.varying_shape.describe()}")
             for name, (eager, graph) in self.sensitivity.get(key, {}).items():
                 if eager and not graph:
                     lines.append(f"    changes with '{name}' in the eager cell; the graph does not change the same way")
@@ -830,6 +841,7 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     failing = [key for key, check in checks.items() if not check.passed]
     baked_constants = _name_baked(trace, nodes, keys, checks, failing)
     added = _semantic_hazards(trace, nodes, keys, checks, baked_constants)
+    added += _shape_hazards(trace, nodes, keys, checks)
     return ProbeReport(
         passed=all(check.passed for check in checks.values()), n=total, seed=seed, outputs=checks,
         baked=[key for key in candidates if baked_constants.get(key)], sensitivity=sensitivity,
@@ -934,7 +946,8 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
         if batch is not None:
             state.flush(key)  # the earlier probes first: outcomes fold in probe order
             del batches[key]
-        if _batchable(expected, got):
+        declared = tuple(spec.shape)
+        if _batchable(expected, got) and expected.shape == declared:  # a batch keeps the declared shape
             batches[key] = batch = _Batch(expected, got)
             batch.rows.append((j, expected, got, varied))
             if batch.limit == 1:
@@ -944,7 +957,7 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
         compared = None
         if got is not None and got.shape == expected.shape:
             compared = _compare(expected, got, locate=check.first_mismatch is None)
-        _fold(key, j, expected, got, compared, error, varied, state, inputs.snapshot)
+        _fold(key, j, expected, got, compared, error, varied, state, inputs.snapshot, declared)
 
 
 _MISSING = object()
@@ -952,9 +965,13 @@ _MISSING = object()
 
 def _fold(key: str, j: int, expected: np.ndarray, got: np.ndarray | None,
           compared: tuple[bool, float, float, tuple[int, ...] | None, float | None] | None, error: str | None,
-          varied: str | None, state: _State, snapshot: Callable[[int], dict[str, dict[str, Any]]]) -> None:
+          varied: str | None, state: _State, snapshot: Callable[[int], dict[str, dict[str, Any]]],
+          declared: tuple[int, ...] | None = None) -> None:
     """Fold one output of probe ``j`` into its check and evidence; ``compared``: ``_compare``'s answer (None when
-    the graph raised or gave another shape), ``snapshot(j)``: the probe's inputs."""
+    the graph raised or gave another shape), ``snapshot(j)``: the probe's inputs. ``declared``: the node's shape of
+    the output (its trace-time shape, what the pipeline YAML declares): an eager value of another shape, which the
+    graph matches, is kept as the check's ``varying_shape`` (a batch of probes keeps the declared shape, so it
+    passes none)."""
     check = state.checks[key]
     mismatch, scale = None, None
     if got is None:
@@ -973,6 +990,8 @@ def _fold(key: str, j: int, expected: np.ndarray, got: np.ndarray | None,
         if not agree:
             mismatch = ("value", first, None if first is None else expected[first].item(),
                         None if first is None else got[first].item())
+        if declared is not None and expected.shape != declared and check.varying_shape is None:
+            check.varying_shape = Mismatch(j, "varying shape", None, expected.shape, declared, snapshot(j))
     outcome = _Outcome(expected, got, mismatch is None, scale)
     if mismatch is not None:
         check.mismatches += 1
@@ -1097,6 +1116,81 @@ def _name_baked(trace: Any, nodes: list[Node], keys: dict[str, list[str]], check
             if key in failing:
                 named[key] = _baked_values(node, index, dependent, changed)
     return named
+
+
+def _shape_origins(node: Node, index: int, inputs: dict[str, Any]) -> list[torch.fx.Node]:
+    """The graph nodes behind output ``index`` whose value takes another shape on ``inputs`` than when traced
+    while none of their operands does: where the shape starts to depend on the input values (a boolean mask's
+    selection, ``nonzero``, ``unique``). Read from one run of the graph, node by node; none when it raises."""
+    graph = node.graph
+    behind = _ancestors(graph.graph, index)
+    shapes: dict[torch.fx.Node, tuple[int, ...]] = {}
+
+    class _Shapes(torch.fx.Interpreter):
+        def run_node(self, n: torch.fx.Node) -> Any:
+            value = super().run_node(n)
+            if isinstance(value, torch.Tensor):
+                shapes[n] = tuple(value.shape)
+            return value
+
+    try:
+        with torch.no_grad():
+            _Shapes(graph).run(*[as_tensor(inputs[spec.name]) for spec in node.inputs])
+    except Exception:  # noqa: BLE001 - the graph failing here is the probe's own finding; the output is marked
+        return []
+    changed: set[torch.fx.Node] = set()
+    origins = []
+    for n in graph.graph.nodes:
+        upstream = any(operand in changed for operand in n.all_input_nodes)
+        if n not in shapes:  # not a tensor (a tuple of results, np.sort's): it carries its operands' change
+            if upstream:
+                changed.add(n)
+            continue
+        info = facts(n)
+        traced = info.graph_shape if info.graph_shape is not None else info.shape
+        if traced is None or shapes[n] == tuple(traced):
+            continue
+        changed.add(n)
+        if not upstream and n.name in behind:
+            origins.append(n)
+    return origins
+
+
+def _shape_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]], checks: dict[str, OutputCheck]
+                   ) -> list[Hazard]:
+    """A ``data-dependent-shape`` warning for each output whose eager value took another shape than the node
+    declares while the graph agreed, at the line where its shape starts to depend on the input values (the
+    output's own line when that is not found)."""
+    lines = cell_lines(trace.source)
+    added: list[Hazard] = []
+    for node in nodes:
+        table: dict[tuple[str, int | None], Hazard] = {}
+        for index, key in enumerate(keys[node.name]):
+            check = checks[key]
+            mismatch = check.varying_shape
+            if mismatch is None:
+                continue
+            origins = _shape_origins(node, index, mismatch.inputs.get(node.name, {}))
+            by_line: dict[int | None, list[str]] = {}
+            for origin in origins:
+                by_line.setdefault(facts(origin).line, []).append(origin.name)
+            if not by_line:
+                by_line = {_producer_line(node.graph.graph, index): _producer(node.graph.graph, index)}
+            shape, declared = mismatch.expected, mismatch.got
+            for line, graph_nodes in by_line.items():
+                code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
+                hazard, new = hz.add(table, "probe-shape-varies", line, graph_nodes, node=node.name,
+                                     profile=trace.profile, code=code, name=f"output '{check.output}'",
+                                     output=check.output, declared=_shape_text(declared), got=_shape_text(shape),
+                                     probe=mismatch.probe)
+                if new:
+                    node.hazards.append(hazard)
+                    added.append(hazard)
+    return added
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],

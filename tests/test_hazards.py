@@ -322,8 +322,8 @@ def test_each_hazard_is_reported_once_per_line_and_node():
 
 def test_hazard_kinds_are_the_catalogue():
     assert set(ln.HAZARD_KINDS) == {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar",
-                                    "value-extraction", "data-dependent-branch", "untraced-output",
-                                    "semantic-mismatch", "training-mode", "nondeterministic"}
+                                    "value-extraction", "data-dependent-branch", "data-dependent-shape",
+                                    "untraced-output", "semantic-mismatch", "training-mode", "nondeterministic"}
 
 
 # ----------------------------------------------------------------------------- paths no lookup row sees

@@ -121,3 +121,25 @@ def test_every_export_with_loads_in_leapps_inference_manager(seed_namespace, tmp
         got = run(manager, {"node/state": fresh})["node/result"]
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-6 if "onnx" in export_with else 1e-12)
+
+
+def test_a_selection_runs_in_leapp_for_any_count_and_the_yaml_says_its_shape_varies(tmp_path):
+    """``x[x > 1.0]`` between two nodes: LEAPP's InferenceManager passes each run's tensor on as it is, so the export
+    runs like the eager cell for every count (why ``data-dependent-shape`` is a warning), while the YAML declares the
+    trace-time length (3) and carries the warning for a consumer that sizes buffers from it."""
+    cell = '''\
+x = annotate.input_tensors("pre", {"x": raw})
+y = x[x > 1.0] * 2.0
+annotate.output_tensors("pre", {"y": y})
+z = annotate.input_tensors("post", {"y": y})
+annotate.output_tensors("post", {"w": z + 1.0})
+'''
+    tr = ln.trace_cell(cell, {"np": np, "raw": np.array([0.5, 1.5, 2.5, 3.5], np.float32)})
+    yaml_path = tr.export(tmp_path)[-1]
+    text = yaml_path.read_text()
+    assert "shape: [3]" in text and "kind: data-dependent-shape" in text and "validated: true" in text
+    manager = inference_manager(yaml_path)
+    for fresh in ([3.0, 0.0, 2.0, 1.5], [0.5, 0.5, 3.0, 0.5], [1.5, 2.5, 3.5, 4.5], [0.0, 0.0, 0.0, 0.0]):
+        fresh = np.array(fresh, np.float32)
+        expected = 2.0 * fresh[fresh > 1.0] + 1.0
+        np.testing.assert_allclose(run(manager, {"pre/x": fresh})["post/w"], expected)

@@ -16,7 +16,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MIME_TYPE = "application/vnd.leapp.trace+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 ALL_KINDS = {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar", "value-extraction",
-             "data-dependent-branch", "untraced-output", "training-mode", "nondeterministic"}
+             "data-dependent-branch", "data-dependent-shape", "untraced-output", "training-mode", "nondeterministic"}
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +139,8 @@ TOUR_EXPECTED = [
     [],                                                       # np.max keepdims
     [("data-dependent-branch", 2)],                           # if (x > 3).any()
     [],                                                       # np.where
+    [("data-dependent-shape", 2)],                            # x[x > 1.0] as the output (found by the probe)
+    [],                                                       # np.where(x > 1.0, x, 0.0)
     [("untraced-call", 3), ("untraced-output", 4)],           # np.pad as output
     [],                                                       # concatenate
     [("training-mode", 2)],                                   # policy with Dropout in training mode
@@ -152,7 +154,9 @@ def test_tour_reports_each_example_at_its_line_and_each_fix_is_clean(tour):
     found = [[(kind, line) for kind, line, _ in hazards(model)] for _, model in traced_cells(tour)]
 
     assert found == TOUR_EXPECTED
-    assert all(severity == "error" for _, model in traced_cells(tour) for *_, severity in hazards(model))
+    # every example is an error, but for a shape that depends on the values: the graph is right there
+    assert all(severity == ("warning" if kind == "data-dependent-shape" else "error")
+               for _, model in traced_cells(tour) for kind, _, severity in hazards(model))
 
 
 def test_tour_has_a_section_for_every_hazard_kind(tour):
@@ -164,13 +168,16 @@ def test_tour_has_a_section_for_every_hazard_kind(tour):
     assert reported == ALL_KINDS
 
 
-def test_tour_probe_exposes_the_reversed_slice_and_passes_the_index_array(tour):
+def test_tour_probe_exposes_the_reversed_slice_and_the_selections_varying_shape(tour):
     probes = [(cell.source.splitlines()[1], model["probe"]) for cell, model in traced_cells(tour)
               if model["probe"] is not None]
 
     assert [(code, probe["passed"]) for code, probe in probes] == [
-        ("y = x[::-1]", False), ("y = x[np.arange(x.shape[0] - 1, -1, -1)]", True)]
+        ("y = x[::-1]", False), ("y = x[np.arange(x.shape[0] - 1, -1, -1)]", True),
+        ("y = x[x > 1.0] * 2.0", True), ("y = np.where(x > 1.0, x, 0.0) * 2.0", True)]
     assert probes[0][1]["outputs"]["y"]["max_abs_err"] > 0
+    assert probes[2][1]["outputs"]["y"]["varying_shape"].startswith("shape: NumPy gives (")
+    assert probes[3][1]["outputs"]["y"]["varying_shape"] is None
 
 
 # ------------------------------------------------------------------------------------------ saved and reopened

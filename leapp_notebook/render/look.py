@@ -42,6 +42,7 @@ LOOKS: dict[str, Look] = {
         Look("broken", "broken chain: value left the graph", "#ffedd5", "#c2410c", "✂", "BROKEN CHAIN"),
         Look("branch", "data-dependent branch: the graph holds the path taken", "#fef9c3", "#a16207", "⑂",
              "BRANCH"),
+        Look("shape", "shape depends on the input values", "#e0e7ff", "#4338ca", "↔", "DATA-DEPENDENT SHAPE"),
         Look("reversed", "reversed slice", "#f3e8ff", "#7e22ce", "⇄", "REVERSED SLICE"),
         Look("portability", "LEAPP 0.7.2 would bake this", "#fef3c7", "#b45309", "⚠", "LEAPP WOULD BAKE"),
         Look("collapsed", "collapsed group of unmarked ops", "#f3f4f6", "#9ca3af", "▸", "ops"),
@@ -56,12 +57,13 @@ CATEGORY_OF_KIND: dict[str, str] = {
     "semantic-mismatch": "mismatch",
     "broken-chain": "broken",
     "data-dependent-branch": "branch",
+    "data-dependent-shape": "shape",
     "reversed-slice": "reversed",
     "numpy-scalar": "portability",
     "training-mode": "training",
     "nondeterministic": "random",
 }
-PRIORITY = ("baked", "mismatch", "training", "random", "broken", "branch", "reversed", "portability")
+PRIORITY = ("baked", "mismatch", "training", "random", "broken", "branch", "shape", "reversed", "portability")
 
 SEVERITY_ICON = {"error": "✖", "warning": "⚠"}
 # The model's verdict state -> the icon and colour renderers put before its text.

@@ -54,6 +54,10 @@ CATALOGUE: dict[str, HazardKind] = {
         HazardKind("semantic-mismatch", "Graph disagrees with NumPy", "error", "error",
                    fix="the recorded torch op disagrees with NumPy here; rewrite the call with operations "
                    "whose results match (check axis, dtype and ddof arguments)"),
+        HazardKind("data-dependent-shape", "Output shape depends on the input values", "warning", "warning",
+                   fix="where the consumer needs one shape, keep it fixed: mask instead of selecting "
+                   "(np.where(cond, x, 0.0) instead of x[cond], torch.where for tensors), or pad the selection "
+                   "to a fixed length; or {split}"),
         HazardKind("training-mode", "Module called in training mode", "error", "error",
                    fix="call `.eval()` on the module before tracing (and keep it in eval mode for export): in "
                    "training mode {name} behaves differently on every call"),
@@ -248,6 +252,11 @@ CAUSES: dict[str, Cause] = {
                                  "the output depends on {consts}, which the trace holds fixed at its trace-time "
                                  "value (line {source_line}): compute it with traced operations there, or split "
                                  "the node at that line"),
+    "probe-shape-varies": Cause("data-dependent-shape", "the shape of output '{output}' of node '{node}' depends on "
+                                "the input values: {declared} when traced, {got} on fresh inputs (probe {probe}). "
+                                "The graph follows NumPy, and LEAPP's InferenceManager passes each run's value on "
+                                "whatever its shape, but the exported pipeline declares {declared}: a consumer that "
+                                "sizes its buffers from the declared shapes gets values of another length."),
     # torch-side
     "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
                       "{verb} differently in training (random dropout masks, batch statistics): the graph differs "
