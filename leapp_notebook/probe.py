@@ -804,6 +804,12 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
         inputs.draw(index, rng)
     previous: dict[str, _Outcome] = {}
     state = _State(checks, evidence, previous, inputs, getattr(trace, "_explicit", None) is not None)
+    # Node inputs the cell computes itself between nodes (no other node's output feeds them): the shapes it gives
+    # them on fresh inputs, against the declared ones; the first probe of another shape per input
+    between = [(node, spec) for node in nodes[1:] for spec in node.inputs
+               if spec.name not in getattr(node, "sources", {})] if multi else []
+    given: dict[str, dict[str, tuple[int, ...]]] | None = {} if between else None
+    varying_inputs: dict[tuple[str, str], Mismatch] = {}
     report_progress, bar = _progress_callback(progress)
     try:
         # Fresh inputs stray into NaN territory (sqrt, log of drawn values); the comparison handles
@@ -816,7 +822,8 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
                     varied_node, varied, _ = samplers[index]
                     inputs.draw(index, rng)
                 try:
-                    eager = trace.run_eager(inputs.arrays)
+                    eager = trace.run_eager(inputs.arrays) if given is None else \
+                        trace.run_eager(inputs.arrays, given=given)
                 except CellError as exc:
                     raise CellError(f"probe {j} (seed {seed}): the cell raised on fresh inputs: {exc}. "
                                     "Narrow the inputs with ranges={name: (low, high)}", exc.line,
@@ -825,6 +832,12 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
                     _check_node(node, keys[node.name], j, eager.get(node.name, {}), state,
                                 varied if node is varied_node else None)
                 del eager
+                for node, spec in between:
+                    shape = given.get(node.name, {}).get(spec.name)
+                    declared = tuple(spec.shape)
+                    if shape is not None and shape != declared and (node.name, spec.name) not in varying_inputs:
+                        varying_inputs[node.name, spec.name] = Mismatch(j, "varying shape", None, shape, declared,
+                                                                        inputs.snapshot(j))
                 if report_progress is not None:
                     report_progress(j + 1, total)
             state.flush()
@@ -842,6 +855,7 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
     baked_constants = _name_baked(trace, nodes, keys, checks, failing)
     added = _semantic_hazards(trace, nodes, keys, checks, baked_constants)
     added += _shape_hazards(trace, nodes, keys, checks)
+    added += _input_shape_hazards(trace, nodes, varying_inputs)
     return ProbeReport(
         passed=all(check.passed for check in checks.values()), n=total, seed=seed, outputs=checks,
         baked=[key for key in candidates if baked_constants.get(key)], sensitivity=sensitivity,
@@ -1186,6 +1200,32 @@ def _shape_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]], ch
                 if new:
                     node.hazards.append(hazard)
                     added.append(hazard)
+    return added
+
+
+def _input_shape_hazards(trace: Any, nodes: list[Node], varying: dict[tuple[str, str], Mismatch]) -> list[Hazard]:
+    """A ``data-dependent-shape`` warning for each node input the cell computes between nodes whose shape
+    depends on the input values, at its ``input_tensors`` line, marking its placeholder."""
+    lines = cell_lines(trace.source)
+    added: list[Hazard] = []
+    for node in nodes:
+        table: dict[tuple[str, int | None], Hazard] = {}
+        placeholders = [n for n in node.graph.graph.nodes if n.op == "placeholder"]
+        for spec, placeholder in zip(node.inputs, placeholders, strict=False):
+            mismatch = varying.get((node.name, spec.name))
+            if mismatch is None:
+                continue
+            info = facts(placeholder)  # its line: the input_tensors call; its origin: the step, when the tracer saw it
+            line = info.line
+            code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
+            hazard, new = hz.add(table, "probe-input-shape-varies", line, [placeholder.name], node=node.name,
+                                 profile=trace.profile, code=code, name=f"input '{spec.name}'", input=spec.name,
+                                 computed=f"was {info.origin}" if info.origin else "is computed between the nodes",
+                                 declared=_shape_text(mismatch.got),
+                                 got=_shape_text(mismatch.expected), probe=mismatch.probe)
+            if new:
+                node.hazards.append(hazard)
+                added.append(hazard)
     return added
 
 

@@ -43,6 +43,8 @@ class _Replay:
     def __init__(self, overrides: Mapping[str, Mapping[str, np.ndarray]]):
         self.overrides = overrides
         self.outputs: dict[str, dict[str, Any]] = {}
+        # per node, the shapes of the values the cell gave its input_tensors (before the overrides replaced them)
+        self.given: dict[str, dict[str, tuple[int, ...]]] = {}
 
 
 _REPLAY: _Replay | None = None
@@ -63,6 +65,8 @@ class Annotate:
         elif _REPLAY is not None:
             given = _REPLAY.overrides.get(node, {})
             traced = {name: copy_value(given[name]) if name in given else value for name, value in tensors.items()}
+            _REPLAY.given[node] = {name: tuple(value.shape) for name, value in tensors.items()
+                                   if isinstance(value, (np.ndarray, torch.Tensor))}
         else:
             traced = dict(tensors)
         if len(traced) == 1:
@@ -477,10 +481,13 @@ class Trace:
     def ok(self) -> bool:
         return not any(h.severity == "error" for h in self.hazards)
 
-    def run_eager(self, inputs: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, dict[str, Any]]:
+    def run_eager(self, inputs: Mapping[str, Mapping[str, np.ndarray]],
+                  given: dict[str, dict[str, tuple[int, ...]]] | None = None) -> dict[str, dict[str, Any]]:
         """Re-run the cell untraced with ``inputs[node][name]`` in place of the traced inputs.
 
         Returns ``{node: {output: value}}``. The cell runs in a shallow copy of its original namespace.
+        ``given``, when passed, receives ``{node: {input: shape}}``: the shapes of the arrays and tensors the cell
+        itself gave each node's ``input_tensors`` in this run, before ``inputs`` replaced them.
         """
         global _REPLAY
         namespace = dict(self._namespace)
@@ -506,6 +513,8 @@ class Trace:
                             line) from exc
         finally:
             _REPLAY = previous
+        if given is not None:
+            given.update(replay.given)
         if self._explicit is not None:
             input_names, output_names, node = self._explicit
             return {node: {name: namespace.get(name) for name in output_names}}

@@ -147,3 +147,57 @@ def test_the_origin_finder_reads_shapes_against_the_traced_ones():
     [origin] = probe_module._shape_origins(node, 0, fresh)
     assert origin.name == "getitem"
     assert probe_module._shape_origins(node, 0, {"x": X.copy()}) == []  # the trace inputs: nothing changes
+
+
+BETWEEN = '''\
+x = annotate.input_tensors("pre", {"x": x})
+y = np.tanh(x) * 2.0
+annotate.output_tensors("pre", {"y": y})
+m = STEP
+z = annotate.input_tensors("post", {"m": m})
+w = z + 1.0
+annotate.output_tensors("post", {"w": w})
+'''
+
+
+def test_a_selection_computed_between_nodes_is_a_warning_on_the_input_it_feeds():
+    """The step between the nodes is the deploying runtime's to compute; the pipeline declares its trace-time
+    length for the next node's input. No node's graph holds the step, so the eager run's own value tells: the
+    shape the cell gives input_tensors on fresh inputs of node 'pre'."""
+    t = traced(BETWEEN.replace("STEP", "y[y > 0]"))
+    assert t.ok and not t.hazards
+    report = t.probe(n=8, seed=1)
+    assert report.passed
+    [hazard] = shape_hazards(t)
+    assert (hazard.node, hazard.line, hazard.severity, hazard.graph_nodes) == ("post", 5, "warning", ["m"])
+    assert hazard.code == 'z = annotate.input_tensors("post", {"m": m})'
+    assert "input 'm' of node 'post' was computed by indexing at line 4, outside any node" in hazard.message
+    assert "(7,) when traced" in hazard.message and "the exported pipeline declares (7,)" in hazard.message.lower()
+    assert "keep it fixed in the step that computes 'm'" in hazard.fix
+
+
+def test_a_step_of_fixed_shape_between_nodes_is_not_reported():
+    t = traced(BETWEEN.replace("STEP", "y[1:] * 2.0"))
+    report = t.probe(n=8, seed=1)
+    assert report.passed and not shape_hazards(t)
+
+
+def test_an_input_fed_by_a_varying_output_is_reported_once_on_the_output():
+    t = traced(cell("y = x[x > 0] * 2.0") + 'z = annotate.input_tensors("post", {"y": y})\n'
+                                             'annotate.output_tensors("post", {"w": z + 1.0})\n')
+    t.probe(n=8, seed=1)
+    assert [(h.node, h.line) for h in shape_hazards(t)] == [("pre", 2)]
+
+
+def test_run_eager_reports_the_shapes_the_cell_gave_each_node(monkeypatch):
+    t = traced(BETWEEN.replace("STEP", "y[y > 0]"))
+    given = {}
+    fresh = np.ones(16, np.float32)
+    t.run_eager({"pre": {"x": fresh}, "post": {"m": np.ones(7, np.float32)}}, given=given)
+    assert given == {"pre": {"x": (16,)}, "post": {"m": (16,)}}  # tanh(1) * 2 > 0 everywhere: all 16 selected
+    single = traced(cell("y = x * 2.0"))
+    calls = []
+    run_eager = type(single).run_eager
+    monkeypatch.setattr(type(single), "run_eager", lambda self, *a, **k: calls.append(k) or run_eager(self, *a, **k))
+    single.probe(n=3, seed=0)
+    assert calls == [{}, {}, {}]  # one node: nothing is computed between nodes, nothing collected

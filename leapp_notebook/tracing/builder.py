@@ -20,7 +20,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, facts, make, update
-from .provenance import Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -344,7 +344,11 @@ class NodeBuilder:
                     break
         shape, dtype = tuple(sample.shape), dtype_name(sample.dtype)
         placeholder = self.graph.placeholder(name)
-        placeholder.meta[KEY] = make(numpy="input", torch="input", input=name, shape=shape, dtype=dtype, kind=kind)
+        line = self.session.where()[0]
+        # the line of the input_tensors call; for a value computed between nodes, the step that computed it
+        placeholder.meta[KEY] = make(numpy="input", torch="input", input=name, shape=shape, dtype=dtype, kind=kind,
+                                     line=line, origin=prov.lost if prov is not None and
+                                     isinstance(prov.lost, Outside) else None)
         if self.placeholders:
             # Keep inputs together, in declaration order, ahead of the ops recorded so far.
             self.placeholders[-1].append(placeholder)
@@ -355,7 +359,6 @@ class NodeBuilder:
         self.placeholders.append(placeholder)
         self.inputs.append(TensorSpec(name, shape, dtype, kind))
         self.sample_inputs[name] = sample.clone() if kind == "torch" else sample.copy()
-        line = self.session.where()[0]
         self.live_inputs[name] = (sample, line)
         if changed is not None:
             # a step between the nodes wrote into the earlier node's output: the pipeline gives this node what that

@@ -257,6 +257,13 @@ CAUSES: dict[str, Cause] = {
                                 "The graph follows NumPy, and LEAPP's InferenceManager passes each run's value on "
                                 "whatever its shape, but the exported pipeline declares {declared}: a consumer that "
                                 "sizes its buffers from the declared shapes gets values of another length."),
+    "probe-input-shape-varies": Cause("data-dependent-shape", "input '{input}' of node '{node}' {computed}, and its "
+                                      "shape depends on the input values: {declared} when traced, {got} on fresh "
+                                      "inputs (probe {probe}). The exported pipeline declares {declared} for it: the "
+                                      "deploying runtime, which computes it, gives values of another length.",
+                                      "where the consumer needs one shape, keep it fixed in the step that computes "
+                                      "'{input}': mask instead of selecting (np.where(cond, x, 0.0) instead of "
+                                      "x[cond], torch.where for tensors), or pad the selection to a fixed length"),
     # torch-side
     "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
                       "{verb} differently in training (random dropout masks, batch statistics): the graph differs "
