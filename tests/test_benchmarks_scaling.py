@@ -272,3 +272,17 @@ def test_engines_adds_leapp_as_a_row(capsys):
     assert rows[1].endswith("x the first")
     ours, leapp = float(rows[0].split()[-2]), float(rows[1].split()[3])
     assert 0 < ours < 100_000 and 0 < leapp < 100_000
+
+
+def test_trace_overhead_takes_turns_and_prints_the_record_ratio(capsys):
+    """benchmarks/trace_overhead.py: the series run in turns within each round (the host's speed drifts), and the
+    first table ends with each profile's record time over eager NumPy's."""
+    from benchmarks import trace_overhead
+
+    order = []
+    results = trace_overhead.in_turns(2, {"a": lambda: order.append("a") or 1, "b": lambda: order.append("b") or 2})
+    assert order == ["a", "b", "a", "b"] and results == {"a": [1, 1], "b": [2, 2]}
+    trace_overhead.main(["--steps", "1", "--repeat", "1", "--no-mixed", "--no-torch", "--no-constants"])
+    out = capsys.readouterr().out
+    assert "the series taking turns" in out
+    assert re.search(r"record / eager: leapp \d+\.\d\dx, full \d+\.\d\dx \(eager \d+\.\d\d us/op\)", out), out
