@@ -1178,7 +1178,7 @@ def _shape_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]], ch
     lines = cell_lines(trace.source)
     added: list[Hazard] = []
     for node in nodes:
-        table: dict[tuple[str, int | None], Hazard] = {}
+        table = _standing(node)
         for index, key in enumerate(keys[node.name]):
             check = checks[key]
             mismatch = check.varying_shape
@@ -1209,7 +1209,7 @@ def _input_shape_hazards(trace: Any, nodes: list[Node], varying: dict[tuple[str,
     lines = cell_lines(trace.source)
     added: list[Hazard] = []
     for node in nodes:
-        table: dict[tuple[str, int | None], Hazard] = {}
+        table = _standing(node)
         placeholders = [n for n in node.graph.graph.nodes if n.op == "placeholder"]
         for spec, placeholder in zip(node.inputs, placeholders, strict=False):
             mismatch = varying.get((node.name, spec.name))
@@ -1227,6 +1227,12 @@ def _input_shape_hazards(trace: Any, nodes: list[Node], varying: dict[tuple[str,
                 node.hazards.append(hazard)
                 added.append(hazard)
     return added
+
+
+def _standing(node: Node) -> dict[tuple[str, int | None], Hazard]:
+    """The node's hazards by kind and line, for ``hz.add``: a probe run again reports into the warning an earlier
+    one added (once per line and node), not a second one."""
+    return {(h.kind, h.line): h for h in node.hazards}
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:

@@ -201,3 +201,11 @@ def test_run_eager_reports_the_shapes_the_cell_gave_each_node(monkeypatch):
     monkeypatch.setattr(type(single), "run_eager", lambda self, *a, **k: calls.append(k) or run_eager(self, *a, **k))
     single.probe(n=3, seed=0)
     assert calls == [{}, {}, {}]  # one node: nothing is computed between nodes, nothing collected
+
+
+def test_probing_again_adds_no_second_warning():
+    t = traced(BETWEEN.replace("STEP", "y[y > 0]").replace("y = np.tanh(x) * 2.0", "y = x[x > -0.5]"))
+    first = t.probe(n=8, seed=1)
+    assert sorted((h.node, h.line) for h in first.hazards) == [("post", 5), ("pre", 2)]
+    again = t.probe(n=8, seed=2)
+    assert again.hazards == [] and sorted((h.node, h.line) for h in shape_hazards(t)) == [("post", 5), ("pre", 2)]
