@@ -27,7 +27,7 @@ import torch.fx
 
 from .tracing import hazards as hz
 from .tracing.facts import facts
-from .tracing.provenance import ancestors, cell_lines, output_node
+from .tracing.provenance import ancestors, cell_lines, line_text, output_node
 from .tracing.types import CellError, Hazard, Node, TraceError
 
 __all__ = ["probe", "ProbeReport", "OutputCheck", "Mismatch", "BakedConstant", "draw_inputs", "input_ranges"]
@@ -1190,16 +1190,10 @@ def _shape_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]], ch
                 by_line.setdefault(facts(origin).line, []).append(origin.name)
             if not by_line:
                 by_line = {_producer_line(node.graph.graph, index): _producer(node.graph.graph, index)}
-            shape, declared = mismatch.expected, mismatch.got
             for line, graph_nodes in by_line.items():
-                code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
-                hazard, new = hz.add(table, "probe-shape-varies", line, graph_nodes, node=node.name,
-                                     profile=trace.profile, code=code, name=f"output '{check.output}'",
-                                     output=check.output, declared=_shape_text(declared), got=_shape_text(shape),
-                                     probe=mismatch.probe)
-                if new:
-                    node.hazards.append(hazard)
-                    added.append(hazard)
+                _report(trace, lines, node, table, added, "probe-shape-varies", line, graph_nodes,
+                        name=f"output '{check.output}'", output=check.output, declared=_shape_text(mismatch.got),
+                        got=_shape_text(mismatch.expected), probe=mismatch.probe)
     return added
 
 
@@ -1210,23 +1204,28 @@ def _input_shape_hazards(trace: Any, nodes: list[Node], varying: dict[tuple[str,
     added: list[Hazard] = []
     for node in nodes:
         table = _standing(node)
-        placeholders = [n for n in node.graph.graph.nodes if n.op == "placeholder"]
-        for spec, placeholder in zip(node.inputs, placeholders, strict=False):
-            mismatch = varying.get((node.name, spec.name))
+        for placeholder in node.graph.graph.find_nodes(op="placeholder"):
+            mismatch = varying.get((node.name, placeholder.target))
             if mismatch is None:
                 continue
             info = facts(placeholder)  # its line: the input_tensors call; its origin: the step, when the tracer saw it
-            line = info.line
-            code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
-            hazard, new = hz.add(table, "probe-input-shape-varies", line, [placeholder.name], node=node.name,
-                                 profile=trace.profile, code=code, name=f"input '{spec.name}'", input=spec.name,
-                                 computed=f"was {info.origin}" if info.origin else "is computed between the nodes",
-                                 declared=_shape_text(mismatch.got),
-                                 got=_shape_text(mismatch.expected), probe=mismatch.probe)
-            if new:
-                node.hazards.append(hazard)
-                added.append(hazard)
+            _report(trace, lines, node, table, added, "probe-input-shape-varies", info.line, [placeholder.name],
+                    name=f"input '{placeholder.target}'", input=placeholder.target,
+                    computed=f"was {info.origin}" if info.origin else "is computed between the nodes",
+                    declared=_shape_text(mismatch.got), got=_shape_text(mismatch.expected), probe=mismatch.probe)
     return added
+
+
+def _report(trace: Any, lines: list[str], node: Node, table: dict[tuple[str, int | None], Hazard],
+            added: list[Hazard], cause: str, line: int | None, graph_nodes: list[str], **fields: Any) -> None:
+    """Report ``cause`` at ``line`` of ``node`` through ``hz.add`` (``table``: the node's hazards by kind and line);
+    a hazard that is new joins the node's hazards and ``added``, the probe's report of them (one per line and node:
+    a second report on the line merges into the first)."""
+    hazard, new = hz.add(table, cause, line, graph_nodes, node=node.name, profile=trace.profile,
+                         code=line_text(lines, line), **fields)
+    if new:
+        node.hazards.append(hazard)
+        added.append(hazard)
 
 
 def _standing(node: Node) -> dict[tuple[str, int | None], Hazard]:
@@ -1260,19 +1259,16 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
                 continue
             unnamed = [c for c in found if not c.hazard_lines and c.node]
             line = unnamed[0].line if unnamed else _producer_line(node.graph.graph, index)
-            code = lines[line - 1] if line is not None and 1 <= line <= len(lines) else ""
             mismatch = check.first_mismatch
             what = "it disagrees" if mismatch is None else f"{mismatch.describe()} (probe {mismatch.probe})"
             consts = ", ".join(c.node for c in unnamed)
             if unnamed:
                 what += f"; it depends on {consts}, which the trace holds fixed"
             graph_nodes = [c.node for c in unnamed] or _producer(node.graph.graph, index)
-            table = tables.setdefault(node.name, {})
-            hazard, new = hz.add(table, "probe-differs-baked" if unnamed else "probe-differs", line, graph_nodes,
-                                 node=node.name, profile=trace.profile, code=code, name=f"output '{check.output}'",
-                                 severity="error", output=check.output, what=what, consts=consts, source_line=line)
-            if new:  # one hazard per line and node, naming every output it breaks
-                node.hazards.append(hazard)
-                added.append(hazard)
+            # one hazard per line and node, naming every output it breaks
+            _report(trace, lines, node, tables.setdefault(node.name, {}), added,
+                    "probe-differs-baked" if unnamed else "probe-differs", line, graph_nodes,
+                    name=f"output '{check.output}'", severity="error", output=check.output, what=what, consts=consts,
+                    source_line=line)
     return added
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch.fx
 
 from ..tracing.facts import NodeFacts, facts
-from ..tracing.provenance import cell_lines
+from ..tracing.provenance import cell_lines, line_text
 from .labels import call_text
 from .look import CATEGORY_OF_KIND, LOOKS, PRIORITY
 
@@ -225,7 +225,7 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         if role == "constant":
             vertex.update(constant=info.const or "genuine", origin=_text(info.origin),
                           preview=_replaced([_json_number(v) for v in info.preview]),
-                          code=_line_text(lines, line))
+                          code=line_text(lines, line))
             if fx.name in baked_by_probe:
                 vertex["probe_baked"] = baked_by_probe[fx.name]
         vertex["category"] = _category(vertex, hazards)
@@ -380,7 +380,7 @@ def _add_to_group(groups: list[dict[str, Any]], prefix: str, vertex: dict[str, A
             "kind": key[0],
             "helper": helper,
             "line": line,
-            "code": _line_text(lines, line) if not helper else "",
+            "code": line_text(lines, line) if not helper else "",
             "vertices": [],
             "members": [],
         }
@@ -416,12 +416,6 @@ def _shape_dtype(info: NodeFacts) -> tuple[list[int] | None, str | None]:
 
 def _spec(spec: Any) -> dict[str, Any]:
     return {"name": spec.name, "shape": list(spec.shape), "dtype": str(spec.dtype)}
-
-
-def _line_text(lines: list[str], line: int | None) -> str:
-    if line is None or not 1 <= line <= len(lines):
-        return ""
-    return lines[line - 1]
 
 
 def _json_number(value: Any) -> Any:

@@ -292,6 +292,13 @@ def cell_lines(source: str, keepends: bool = False) -> list[str]:
     return lines
 
 
+def line_text(lines: list[str], line: int | None) -> str:
+    """The text of cell line ``line`` (1-based) of ``lines`` (``cell_lines``), '' for none or one out of range."""
+    if line is None or not 1 <= line <= len(lines):
+        return ""
+    return lines[line - 1]
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_PREFIXES = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)),
                  os.path.dirname(os.path.abspath(torch.__file__)), "<frozen ", "<__array_function__")
