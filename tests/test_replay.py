@@ -565,8 +565,8 @@ annotate.output_tensors("node", {"y": h})
 def test_templates_alike_share_one_compiled_source(monkeypatch):
     """A replay function binds its values as names (``_Code``), so templates alike (``np.tanh(h) * 0.5`` on a (3, 4)
     and on a (5, 4) array) have one source, compiled once per process: a new template of that shape costs a function
-    object, no compilation (compiling was about a third of a cell's first trace). Each function keeps its own values:
-    the graph computes what the cell computes."""
+    object, no compilation (compiling was about a third of a cell's first trace). Each function keeps its own values
+    (its closure's, its globals shared): the graph computes what the cell computes."""
     cell = '''\
 h = annotate.input_tensors("node", {"x": x})
 for i in range(3):
@@ -593,6 +593,11 @@ annotate.output_tensors("node", {"y": h})
     second = templates((5, 4))
     assert len(second) == 1 and second[0].direct is not None and second[0].direct is not first[0].direct
     assert second[0].direct.__code__ is first[0].direct.__code__
+    # one globals dict for every generated function, each template's values in its closure: functions of one code
+    # object with globals of their own defeat the interpreter's cache of each global name on every replayed call
+    assert second[0].direct.__globals__ is first[0].direct.__globals__ is replay._SHARED
+    assert second[0].direct.__closure__ is not None and set(first[0].direct.__code__.co_freevars) <= {
+        f"v{i}" for i in range(64)}
     fresh = rng.standard_normal((5, 4)).astype(np.float32)
     expected = fresh
     for _ in range(3):

@@ -20,7 +20,9 @@ recorded the slow way, exactly as before.
 
 from __future__ import annotations
 
+import builtins
 import math
+import types
 from dataclasses import replace
 from typing import Any
 
@@ -720,25 +722,34 @@ def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
     code = _Code()
     source = "def fix(args, kwargs):\n" \
              f"    return {code.built(args, 'args', calls)}, {code.built(kwargs, 'kwargs', calls)}\n"
-    return _define(source, "<leapp_notebook replay fixer>", {**code.names, "Pending": Pending}, "fix")
+    return _define(source, "<leapp_notebook replay fixer>", code.names, "fix")
 
 
-_SOURCES: dict[str, Any] = {}  # generated source -> its code object
+_SOURCES: dict[str, Any] = {}  # generated source -> the function making its functions (``_define``)
 _MAX_SOURCES = 4_096
+# The globals of every generated function: the names all of them use (each template's own values are its closure's)
+_SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "new": object.__new__, "KEY": KEY,
+                           "const_operand": const_operand, "Provenance": Provenance, "new_provenance": object.__new__,
+                           "root": root}
 
 
-def _define(source: str, filename: str, namespace: dict[str, Any], name: str) -> Any:
-    """The function ``name`` that ``source`` defines, run in ``namespace``. Sources are compiled once: the values a
-    template binds are names in its namespace (``_Code``), so templates alike (a ufunc of an array and a number, any
-    of them) share one source and one code object, and a new one costs a function object, not a compilation (which
-    was about a third of the first trace of a cell)."""
-    code = _SOURCES.get(source)
-    if code is None:
+def _define(source: str, filename: str, names: dict[str, Any], name: str) -> Any:
+    """The function ``name`` that ``source`` defines, with ``names`` (the values a template binds, ``_Code``) as
+    its closure's variables and ``_SHARED`` as its globals. Sources are compiled once: templates alike (a ufunc of
+    an array and a number, any of them) share one source and one code object, and a new one costs a function
+    object, not a compilation (which was about a third of the first trace of a cell). One globals dict for all:
+    functions of one code object with globals of their own would defeat the interpreter's cache of each global
+    name, for every replayed call (six global reads a call went the slow way, looked up in two dicts)."""
+    parameters = ", ".join(names)
+    make = _SOURCES.get(source)
+    if make is None or make[0] != parameters:
         if len(_SOURCES) >= _MAX_SOURCES:
             _SOURCES.clear()
-        code = _SOURCES[source] = compile(source, filename, "exec")
-    exec(code, namespace)  # noqa: S102 - our own source
-    return namespace[name]
+        body = "".join("    " + line + "\n" for line in source.splitlines())
+        module = compile(f"def make({parameters}):\n{body}    return {name}\n", filename, "exec")
+        code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+        make = _SOURCES[source] = (parameters, types.FunctionType(code, _SHARED, "make"))
+    return make[1](**names)
 
 
 def compile_template(template: Template, wrapping: bool = False) -> Any:
@@ -788,9 +799,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
     if consts:
         prologue += "    line, location, helper = site\n    const = builder.const\n    start = len(builder.fresh)\n"
     source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
-    namespace = {**code.names, "Pending": Pending, "new": object.__new__, "KEY": KEY, "const_operand": const_operand,
-                 "Provenance": Provenance, "new_provenance": object.__new__, "root": root}
-    return _define(source, "<leapp_notebook replay template>", namespace, "replay")
+    return _define(source, "<leapp_notebook replay template>", code.names, "replay")
 
 
 def built(builder: Any, nodes: Any) -> Any:
