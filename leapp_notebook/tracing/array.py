@@ -19,6 +19,7 @@ from _thread import get_ident
 from typing import Any
 
 import numpy as np
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
 
 from . import indexing, ops, replay
 from . import session as _session
@@ -45,9 +46,9 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 # NumPy's own, without TracedArray's
-_SET_SHAPE, _SET_DTYPE, _SET_STRIDES = np.ndarray.shape.__set__, np.ndarray.dtype.__set__, np.ndarray.strides.__set__
-_GET_STRIDES = np.ndarray.strides.__get__
-_ARRAY_POW = np.ndarray.__pow__
+_SET_SHAPE, _SET_DTYPE, _SET_STRIDES = ndarray.shape.__set__, ndarray.dtype.__set__, ndarray.strides.__set__
+_GET_STRIDES = ndarray.strides.__get__
+_ARRAY_POW = ndarray.__pow__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
@@ -69,7 +70,7 @@ def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str,
     if template is None or template is replay.NO_TEMPLATE or template.finding is replay.NO_TEMPLATE or (
             template.aliases is not None and not replay.fits(template, params, builder)):
         return _MISS
-    if template.wraps and row.leapp and type(result) is np.ndarray:  # as the ufunc hook does
+    if template.wraps and row.leapp and type(result) is ndarray:  # as the ufunc hook does
         return (template.direct or replay.direct(template))(builder, params, where(), result)
     return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, where())
 
@@ -115,7 +116,7 @@ def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) ->
     return target
 
 
-class TracedArray(np.ndarray):
+class TracedArray(ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
     # where the value comes from (tracing/provenance.py): a slot, not an instance dict (one fewer object for every
@@ -127,7 +128,7 @@ class TracedArray(np.ndarray):
     @staticmethod
     def watch(result: Any) -> Any:
         """An array created inside the cell, watched so that traced data written into it is noticed."""
-        if type(result) is np.ndarray and result.dtype.kind in "biufc":
+        if type(result) is ndarray and result.dtype.kind in "biufc":
             watched = result.view(TracedArray)
             watched._lp = Provenance.watch(fingerprint(result))
             return watched
@@ -209,12 +210,12 @@ class TracedArray(np.ndarray):
             if kind is TracedArray:
                 prov = prov_a = a._lp
                 if prov is None or (plain_a := prov.plain) is None:
-                    plain_a = a.view(np.ndarray)
+                    plain_a = a.view(ndarray)
                 kind_a, part_a = plain_a.dtype, plain_a.shape
             elif kind is float or kind is int or kind is bool:
                 plain_a, prov, prov_a = a, None, None
                 kind_a, part_a = kind, a if a or kind is not float else (float, math.copysign(1.0, a))
-            elif kind is np.ndarray:
+            elif kind is ndarray:
                 plain_a, prov, prov_a = a, None, None
                 kind_a, part_a = replay.constant_part(sess, a), None
             else:
@@ -225,14 +226,14 @@ class TracedArray(np.ndarray):
                 if kind is TracedArray:
                     prov_b = b._lp
                     if prov_b is None or (plain_b := prov_b.plain) is None:
-                        plain_b = b.view(np.ndarray)
+                        plain_b = b.view(ndarray)
                     kind_b, part_b = plain_b.dtype, plain_b.shape
                     if prov is None or prov.builder is None:
                         prov = prov_b
                 elif kind is float or kind is int or kind is bool:
                     plain_b, prov_b = b, None
                     kind_b, part_b = kind, b if b or kind is not float else (float, math.copysign(1.0, b))
-                elif kind is np.ndarray:
+                elif kind is ndarray:
                     plain_b, prov_b = b, None
                     kind_b, part_b = replay.constant_part(sess, b), None
                 else:
@@ -261,7 +262,7 @@ class TracedArray(np.ndarray):
                                    extra={"ufunc": ufunc, "call": True})
             key = None
             if not builder.closed and (row.leapp or sess.profile == "full") and replay.ENABLED \
-                    and type(result) is np.ndarray:
+                    and type(result) is ndarray:
                 # Recorded before: replayed without the general signature. The key of ufunc(*inputs) is what
                 # replay.signature describes, made of the operands' parts (Session.record stores the template under
                 # both keys); none when a traced operand is not this node's current value. Without the result's
@@ -296,7 +297,7 @@ class TracedArray(np.ndarray):
     def _ufunc(self, sess: Any, ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> Any:
         out = kwargs.get("out")
-        plain_inputs = tuple([v.view(np.ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
+        plain_inputs = tuple([v.view(ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
@@ -334,10 +335,10 @@ class TracedArray(np.ndarray):
             target = out[0] if isinstance(out, tuple) else out
             if builder is None:
                 if isinstance(target, TracedArray) and (target._lp is None or target._lp.builder is None):
-                    target._lp = Provenance.watch(fingerprint(target.view(np.ndarray)))
+                    target._lp = Provenance.watch(fingerprint(target.view(ndarray)))
                 return out if isinstance(out, TracedArray) or not isinstance(out, tuple) else out[0]
             recorded = sess.record(builder, row, name, params, eager_params,
-                                   result.view(np.ndarray) if isinstance(result, TracedArray) else result,
+                                   result.view(ndarray) if isinstance(result, TracedArray) else result,
                                    extra={"ufunc": ufunc})
             return _into_out(sess, builder, name, target, recorded)
         if builder is None:
@@ -357,7 +358,7 @@ class TracedArray(np.ndarray):
         for value in args:
             kind = type(value)
             if kind is TracedArray:
-                plain_list.append(value.view(np.ndarray))
+                plain_list.append(value.view(ndarray))
                 if simple and builder is None:
                     prov = value._lp
                     if prov is not None:
@@ -403,17 +404,17 @@ class TracedArray(np.ndarray):
             name = prefix + getattr(func, "__name__", repr(func))
         recorded = sess.record(builder, row, name, params, eager_params, result)
         target = params.get("out")
-        return recorded if not isinstance(target, np.ndarray) else _into_out(sess, builder, name, target, recorded)
+        return recorded if not isinstance(target, ndarray) else _into_out(sess, builder, name, target, recorded)
 
     # ---------------------------------------------------------------- methods
     def _method(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any],
                 eager_fn: Any = None) -> Any:
         sess = _session.active()
-        plain_self = self.view(np.ndarray)
+        plain_self = self.view(ndarray)
         plain_args = tuple(plain(v) for v in args)
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
         if eager_fn is None:
-            eager_fn = getattr(np.ndarray, mname)
+            eager_fn = getattr(ndarray, mname)
         if sess is None or sess.suspended:
             result = eager_fn(plain_self, *plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere((self, *args), result, f"ndarray.{mname}")
@@ -435,7 +436,7 @@ class TracedArray(np.ndarray):
         eager_params = _bind(names, (plain_self, *plain_args), plain_kwargs)
         recorded = sess.record(builder, row, name, params, eager_params, result)
         target = params.get("out")
-        return recorded if not isinstance(target, np.ndarray) else _into_out(sess, builder, name, target, recorded)
+        return recorded if not isinstance(target, ndarray) else _into_out(sess, builder, name, target, recorded)
 
     def sum(self, *a: Any, **k: Any) -> Any: return self._method("sum", a, k)
     def prod(self, *a: Any, **k: Any) -> Any: return self._method("prod", a, k)
@@ -467,14 +468,14 @@ class TracedArray(np.ndarray):
     def reshape(self, *shape: Any, **k: Any) -> Any:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return self._method("reshape", (shape,), k, lambda a, s, **kw: np.ndarray.reshape(a, s, **kw))
+        return self._method("reshape", (shape,), k, lambda a, s, **kw: ndarray.reshape(a, s, **kw))
 
     def transpose(self, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         axes = tuple(axes) if axes else None
         return self._method("transpose", (axes,), {},
-                            lambda a, ax: np.ndarray.transpose(a) if ax is None else np.ndarray.transpose(a, ax))
+                            lambda a, ax: ndarray.transpose(a) if ax is None else ndarray.transpose(a, ax))
 
     @property
     def T(self) -> Any:  # noqa: N802 - NumPy's name
@@ -499,7 +500,7 @@ class TracedArray(np.ndarray):
     def _in_place(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """In-place ndarray methods the tracer does not record (put, partition, resize, ...): the array
         changes eagerly, so from here on its graph value is unknown and it is baked where used."""
-        result = getattr(np.ndarray, mname)(self.view(np.ndarray), *[plain(a) for a in args],
+        result = getattr(ndarray, mname)(self.view(ndarray), *[plain(a) for a in args],
                                             **{k: plain(v) for k, v in kwargs.items()})
         _session.modified_in_place(self, f"ndarray.{mname}")
         return result
@@ -513,21 +514,21 @@ class TracedArray(np.ndarray):
     @property
     def flat(self) -> Any:
         _session.extracted(self, "broken-chain", "x.flat yields NumPy scalars", severity="error")
-        return self.view(np.ndarray).flat
+        return self.view(ndarray).flat
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
         sess = _session.active()
         plain_key = key if type(key) is tuple and indexing.basic_key(key) else plain(key)
         if sess is None or sess.suspended:
-            result = self.view(np.ndarray)[plain_key]
+            result = self.view(ndarray)[plain_key]
             return result if sess is not None else _session.elsewhere((self,), result, "indexing")
         return indexing.getitem(sess, self, key, plain_key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         sess = _session.active()
         if sess is None or sess.suspended:
-            self.view(np.ndarray)[plain(key)] = plain(value)
+            self.view(ndarray)[plain(key)] = plain(value)
             return
         indexing.setitem(sess, self, key, value)
 
@@ -535,7 +536,7 @@ class TracedArray(np.ndarray):
         sess = _session.active()
         traced = self._lp is not None and self._lp.builder is not None
         if sess is None or sess.suspended or not traced:
-            eager = self.view(np.ndarray)
+            eager = self.view(ndarray)
             if not traced and sess is not None and self.ndim > 1:
                 return iter([TracedArray.watch(np.array(row)) for row in eager])
             return iter(eager)
@@ -553,24 +554,24 @@ class TracedArray(np.ndarray):
         return _ARRAY_POW(self, other) if mod is None else _ARRAY_POW(self, other, mod)
 
     def __contains__(self, value: Any) -> bool:
-        found = value in self.view(np.ndarray)
+        found = value in self.view(ndarray)
         _session.extracted(self, "data-dependent-branch", f"`in` test ({found})")
         return found
 
     def __repr__(self) -> str:
-        return repr(self.view(np.ndarray))
+        return repr(self.view(ndarray))
 
     def __str__(self) -> str:
-        return str(self.view(np.ndarray))
+        return str(self.view(ndarray))
 
     def __format__(self, spec: str) -> str:
-        return format(self.view(np.ndarray), spec)
+        return format(self.view(ndarray), spec)
 
     def __reduce__(self) -> Any:
-        return self.view(np.ndarray).__reduce__()
+        return self.view(ndarray).__reduce__()
 
-    def __deepcopy__(self, memo: Any) -> np.ndarray:
-        return self.view(np.ndarray).copy()
+    def __deepcopy__(self, memo: Any) -> ndarray:
+        return self.view(ndarray).copy()
 
 
 def _in_place(method: str, operation: Any) -> Any:
@@ -578,7 +579,7 @@ def _in_place(method: str, operation: Any) -> Any:
     ``x`` to ``x op y`` (a new value: its dtype and shape may change, and another name for the old value keeps it).
     The tracer holds such a scalar as a 0-d array (``_scalar``), which NumPy would write in place: ``s += 1.5`` on
     an int scalar raised a casting error, ``s += x`` could not broadcast, and ``t = s; s += 1`` changed ``t``."""
-    array_method = getattr(np.ndarray, method)
+    array_method = getattr(ndarray, method)
 
     def in_place(self: TracedArray, other: Any) -> Any:
         if getattr(self, "_scalar", False):
@@ -591,10 +592,10 @@ def _in_place(method: str, operation: Any) -> Any:
 
 def _extraction(method: str, kind: str, describe: str) -> Any:
     """A method that hands a Python value out of traced data: NumPy's value, and a ``kind`` hazard."""
-    plain_method = getattr(np.ndarray, method)
+    plain_method = getattr(ndarray, method)
 
     def extract(self: TracedArray, *args: Any) -> Any:
-        value = plain_method(self.view(np.ndarray), *args)
+        value = plain_method(self.view(ndarray), *args)
         _session.extracted(self, kind, describe.format(value=value))
         return value
 

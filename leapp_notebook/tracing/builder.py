@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 from torch.fx.immutable_collections import immutable_dict
 
 from . import hazards as hz
@@ -31,11 +33,11 @@ _BASE_NAMES: dict[Any, str | None] = {}  # base_name() per target
 _NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # fx's own name pattern (torch/fx/graph.py)
 # names fx never gives a node as they are (keywords, builtins, the builtins its generated code imports): it numbers
 # them from 1 (sum_1, sum_2); its table maps each to an object, and one mapped to None it does give bare
-_FX_ILLEGAL: Any = getattr(torch.fx.graph, "_illegal_names", None)
+_FX_ILLEGAL: Any = getattr(fx.graph, "_illegal_names", None)
 _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not None) \
     if isinstance(_FX_ILLEGAL, dict) else frozenset(keyword.kwlist) | frozenset(builtins.__dict__)
-_Node = torch.fx.Node
-_new_node = torch.fx.Node.__new__
+_Node = fx.Node
+_new_node = fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
 # The kwargs of every node recorded without keyword arguments (most of them): fx keeps an empty immutable_dict it is
 # given as it is, and makes a new one (one more object for the collector to walk) from anything else. Nothing can
@@ -46,7 +48,7 @@ _FAST_OPS = frozenset({"call_function", "call_method", "call_module", "placehold
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
 
 
-class RecordingGraph(torch.fx.Graph):
+class RecordingGraph(fx.Graph):
     """An fx Graph for recording: without the per-node scan for symbolic values, which the tracer never creates,
     and with a log of pending nodes.
 
@@ -66,7 +68,7 @@ class RecordingGraph(torch.fx.Graph):
     def nodes(self) -> Any:  # noqa: D102 - fx's own, after the pending nodes are built
         if self.log:
             self.flush()
-        return torch.fx.Graph.nodes.fget(self)
+        return fx.Graph.nodes.fget(self)
 
     def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> Any:  # noqa: D102 - fx's own
         if self.log:
@@ -137,7 +139,7 @@ class RecordingGraph(torch.fx.Graph):
         self._len += len(log)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-              base: str | None, name: str | None = None) -> torch.fx.Node:
+              base: str | None, name: str | None = None) -> fx.Node:
         """A node of a graph no module owns yet (``create_node`` sends the others to fx). ``base``: the name
         stem (``base_name``), named as fx would without its sanitizing; None: fx's own naming, from ``name`` or
         the target."""
@@ -197,9 +199,9 @@ def _written_since(owner: Any, kept: Any) -> bool:
     (no ``contents``): ``kept`` is a tensor's write counter then, or the constant's own array for a larger array,
     compared bit for bit (NaN equal to the same NaN, -0.0 apart from 0.0) through an unsigned view of the same
     item size: about half the time of a matrix product by the array, where comparing values costs eight."""
-    if isinstance(owner, torch.Tensor):
+    if isinstance(owner, Tensor):
         return tensor_version(owner) != kept
-    if isinstance(owner, np.ndarray) and type(kept) is np.ndarray:
+    if isinstance(owner, ndarray) and type(kept) is ndarray:
         current = np.ascontiguousarray(owner)
         if current.dtype != kept.dtype:
             current = current.astype(kept.dtype)
@@ -218,7 +220,7 @@ def _changed(live: Any, kept: Any) -> bool:
     """Whether a node input's memory (``live``) no longer holds the copy ``kept`` when the node was declared, bit
     for bit (through an unsigned view of the same item size, which any strides allow), a block of rows at a time:
     no temporary of the size of a large input, contiguous or not."""
-    if isinstance(live, torch.Tensor):
+    if isinstance(live, Tensor):
         with torch._C.DisableTorchFunction():  # the tracer's own read
             live, kept = live.numpy(), kept.numpy()
     if live.dtype != kept.dtype or live.shape != kept.shape:
@@ -267,7 +269,7 @@ def base_name(op: str, target: Any) -> str | None:
         return None
     candidate = _TARGET_NAMES.get(target)
     if candidate is None:
-        candidate = _TARGET_NAMES[target] = torch.fx.Graph()._target_to_str(target)
+        candidate = _TARGET_NAMES[target] = fx.Graph()._target_to_str(target)
     match = _NAME.match(candidate)
     base = None if match is None or match.group(2) is not None else candidate
     _BASE_NAMES[target] = base
@@ -295,15 +297,15 @@ class NodeBuilder:
         self.graph = RecordingGraph()
         self.root = torch.nn.Module()
         self.inputs: list[TensorSpec] = []
-        self.placeholders: list[torch.fx.Node] = []
+        self.placeholders: list[fx.Node] = []
         self.outputs: list[TensorSpec] = []
-        self.output_nodes: list[torch.fx.Node] = []
+        self.output_nodes: list[fx.Node] = []
         self.sample_inputs: dict[str, Any] = {}
         self.live_inputs: dict[str, tuple[Any, int | None]] = {}  # each input's own memory, and its cell line
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
-        self.genuine: dict[int, tuple[Any, torch.fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
+        self.genuine: dict[int, tuple[Any, fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
         self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call
@@ -314,10 +316,10 @@ class NodeBuilder:
         self.node: Node | None = None
         # Nodes emitted but not yet checked against NumPy's dtype and shape (tracing/replay.py settles the
         # nodes of each recorded call; whatever is left here, the dtype pass checks when the node closes).
-        self.fresh: list[torch.fx.Node] = []
-        self.settled: list[torch.fx.Node] = []  # the nodes replay.settle checked last, from index settled_from
+        self.fresh: list[fx.Node] = []
+        self.settled: list[fx.Node] = []  # the nodes replay.settle checked last, from index settled_from
         self.settled_from = -1
-        self.last_casts: dict[torch.fx.Node, torch.fx.Node] = {}
+        self.last_casts: dict[fx.Node, fx.Node] = {}
         self.n_reports = 0  # hazards reported so far (a call that reports one is not replayed)
 
     # -------------------------------------------------------------- graph construction
@@ -368,7 +370,7 @@ class NodeBuilder:
         return self.session.bind_input(self, sample, placeholder, kind)
 
     def emit(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
-             *, line: int | None, numpy: str, location: str | None, helper: str | None) -> torch.fx.Node:
+             *, line: int | None, numpy: str, location: str | None, helper: str | None) -> fx.Node:
         node = self.graph.create_node(op, target, tuple(args), dict(kwargs or {}))
         self.fresh.append(node)
         if target == "to" and len(args) == 2 and isinstance(args[1], torch.dtype) \
@@ -383,7 +385,7 @@ class NodeBuilder:
 
     def const(self, value: Any, *, baked: bool, origin: str | None, line: int | None,
               source_nodes: list[str] | None = None, helper: str | None = None, owner: Any = None,
-              contents: Any = None) -> torch.fx.Node:
+              contents: Any = None) -> fx.Node:
         """A constant node holding ``value``. A genuine one is made once per array object and contents: an array
         or tensor the cell changes in place between two uses (STEP[0] += 1, W.add_(1)) gets a constant per value
         (up to _CONTENTS_KEPT elements an array is known by its bytes; above, its constant is compared with it at
@@ -396,7 +398,7 @@ class NodeBuilder:
             if hit is not None and hit[0] is owner and hit[2] == contents and (
                     contents is not None or not _written_since(owner, hit[3])):
                 return hit[1]
-        kind = "torch" if isinstance(value, torch.Tensor) else "numpy"
+        kind = "torch" if isinstance(value, Tensor) else "numpy"
         if kind == "torch":
             with self.session.eager():  # the tracer's own torch calls are not the cell's
                 array = value.detach().cpu().numpy()
@@ -419,7 +421,7 @@ class NodeBuilder:
         if not baked:
             kept = None
             if contents is None:
-                kept = tensor_version(owner) if isinstance(owner, torch.Tensor) else tensor.numpy()
+                kept = tensor_version(owner) if isinstance(owner, Tensor) else tensor.numpy()
             self.genuine[id(owner)] = (owner, node, contents, kept)
         return node
 
@@ -489,7 +491,7 @@ class NodeBuilder:
             if not traced_here or not depends_on_inputs(node):
                 # With inputs=/outputs= the outputs are read after the cell ends (no cell line): report at
                 # the line that produced the value.
-                shown = "ndarray" if isinstance(value, np.ndarray) else type(value).__name__  # not TracedArray
+                shown = "ndarray" if isinstance(value, ndarray) else type(value).__name__  # not TracedArray
                 self.report("untraced-output", out_line, [node.name], location=location, output=out_name,
                             type=shown)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), dtype_name(eager.dtype), kind))
@@ -517,7 +519,7 @@ class NodeBuilder:
         # Recorded calls were checked one by one as they were made (tracing/replay.py); the dtype pass runs
         # only when some node could not be (it runs on the bare graph, so fx generates code once, after it).
         if any(n.op != "get_attr" for n in self.fresh):  # constants need no check
-            samples = [v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v, order="C"))
+            samples = [v if isinstance(v, Tensor) else torch.from_numpy(np.asarray(v, order="C"))
                        for v in self.sample_inputs.values()]
             with torch.no_grad():
                 DtypePass(self.root, self.graph, self).run(*samples)
@@ -531,13 +533,13 @@ class NodeBuilder:
         return self.node
 
 
-def _reaching(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
+def _reaching(graph: fx.Graph) -> dict[str, fx.Node]:
     """The nodes the node's outputs depend on, by name: through the graph, and through the trace-time values baked
     constants were computed from (their facts' ``sources``: in the ``leapp`` profile ``np.median(x) * 1`` bakes the
     product, computed from the baked median, with no edge between the two constants)."""
-    by_name: dict[str, torch.fx.Node] = {}
+    by_name: dict[str, fx.Node] = {}
 
-    def sources(node: torch.fx.Node) -> list[torch.fx.Node]:
+    def sources(node: fx.Node) -> list[fx.Node]:
         names = facts(node).sources
         if names and not by_name:
             by_name.update((n.name, n) for n in graph.nodes)
@@ -546,27 +548,27 @@ def _reaching(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
     return ancestors(output_node(graph).all_input_nodes, sources)
 
 
-def graph_module(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:
+def graph_module(root: torch.nn.Module, graph: fx.Graph, class_name: str) -> fx.GraphModule:
     """A GraphModule whose Python code is generated on first use, not now: code generation is most of the
     cost of finishing a node, and many traces are only inspected (hazards, rendering) before any run."""
     try:
         from torch.fx._lazy_graph_module import _LazyGraphModule
     except ImportError:  # older torch: generate the code now
-        return torch.fx.GraphModule(root, graph, class_name=class_name)
+        return fx.GraphModule(root, graph, class_name=class_name)
     return _LazyGraphModule(root, graph, class_name=class_name)
 
 
-class DtypePass(torch.fx.Interpreter):
+class DtypePass(fx.Interpreter):
     """Runs the graph once on the trace inputs; where torch's dtype differs from the eager value's, inserts a
     cast. Shapes are checked too: a shape torch gets differently is a lookup defect, reported as a
     ``semantic-mismatch`` hazard at the line that made the call.
     """
 
-    def __init__(self, root: torch.nn.Module, graph: torch.fx.Graph, builder: NodeBuilder):
+    def __init__(self, root: torch.nn.Module, graph: fx.Graph, builder: NodeBuilder):
         super().__init__(root, graph=graph)
         self.builder = builder
 
-    def run_node(self, n: torch.fx.Node) -> Any:
+    def run_node(self, n: fx.Node) -> Any:
         info = facts(n)
         try:
             value = super().run_node(n)
@@ -574,7 +576,7 @@ class DtypePass(torch.fx.Interpreter):
             self.builder.report("op-fails", info.line, [n.name], call=info.numpy or n.name,
                                 error=f"{type(exc).__name__}: {exc}")
             raise _StopPass() from exc
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, Tensor):
             if info.dtype is not None and n.op != "placeholder":
                 want_torch = torch_dtype(info.dtype)
                 if want_torch is not None and value.dtype != want_torch:
@@ -622,12 +624,12 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
     """The kind (``"numpy"``/``"torch"``) and the plain value of a node input; refuses anything whose
     semantics differ from a plain ndarray or tensor."""
     prov = getattr(value, "_lp", None)
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         if value.device.type != "cpu":
             raise TraceError(f"input '{name}' of node '{node}' is on {value.device}; move it to the CPU (.cpu())")
         if value.is_sparse or value.layout != torch.strided:
             raise TraceError(f"input '{name}' of node '{node}' is a {value.layout} tensor; pass a dense tensor")
-        if type(value) not in (torch.Tensor, torch.nn.Parameter):
+        if type(value) not in (Tensor, torch.nn.Parameter):
             raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, a tensor subclass; "
                              "pass a plain torch.Tensor (value.as_subclass(torch.Tensor))")
         with torch._C.DisableTorchFunction():  # the tracer's own read: not a call of the cell's to record
@@ -636,17 +638,17 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
             raise TraceError(f"input '{name}' of node '{node}' has dtype {tensor.dtype}, which NumPy cannot hold; "
                              "convert it (.float())")
         return "torch", tensor
-    if isinstance(value, np.ndarray) and getattr(value, "_scalar", False):
+    if isinstance(value, ndarray) and getattr(value, "_scalar", False):
         # a NumPy scalar (np.sum(x), say), which the tracer holds as a 0-d array: refused as the eager cell's is
-        value = value.view(np.ndarray)[()]
+        value = value.view(ndarray)[()]
     if isinstance(value, np.generic):
         raise TraceError(f"input '{name}' of node '{node}' is a NumPy scalar ({type(value).__name__}), not a NumPy "
                          f"array or torch tensor; {_REFUSED_INPUT}")
-    if isinstance(value, np.ndarray):
-        if type(value) is not np.ndarray and prov is None:
+    if isinstance(value, ndarray):
+        if type(value) is not ndarray and prov is None:
             raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, an ndarray subclass "
                              f"with its own semantics; {_REFUSED_INPUT}")
-        array = value.view(np.ndarray) if type(value) is not np.ndarray else value
+        array = value.view(ndarray) if type(value) is not ndarray else value
     else:
         raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, not a NumPy array or "
                          f"torch tensor; {_REFUSED_INPUT}")
@@ -658,10 +660,10 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
 def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[str, Any]:
     """The kind and the eager value of an output (a copy when ``copy``; tensors detached: an output may require
     grad)."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         return "torch", value.detach().clone() if copy else value.detach()
-    if isinstance(value, np.ndarray):
-        return "numpy", np.array(value.view(np.ndarray), copy=True) if copy else value.view(np.ndarray)
+    if isinstance(value, ndarray):
+        return "numpy", np.array(value.view(ndarray), copy=True) if copy else value.view(ndarray)
     try:
         eager = np.asarray(value)
     except ValueError:  # a tuple of arrays of different shapes, say

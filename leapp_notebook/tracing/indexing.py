@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 
 from . import replay, torch_impl
 from .dtypes import dtype_name
@@ -27,11 +29,11 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     builder = prov.builder if prov is not None and prov.builder is not None else builder_of(key_tuple)
     sess.suspended += 1
     try:
-        eager = array.view(np.ndarray)[plain_key]
+        eager = array.view(ndarray)[plain_key]
     finally:
         sess.suspended -= 1
     if builder is None:
-        return sess.watch(eager) if isinstance(eager, np.ndarray) else eager
+        return sess.watch(eager) if isinstance(eager, ndarray) else eager
     if builder.closed:
         builder = sess.reopen(builder)
         if builder.closed:
@@ -46,7 +48,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
             and not replay.fits(template, params, builder):
         template = None  # made from an index that is the array itself, unlike this one
     if template is not None and template is not replay.NO_TEMPLATE:
-        if template.wraps and type(eager) is np.ndarray:  # replayed and wrapped in one call
+        if template.wraps and type(eager) is ndarray:  # replayed and wrapped in one call
             return (template.direct or replay.direct(template))(builder, params, site, eager)
         nodes, _ = (template.fn or replay.compiled(template))(builder, params, site)
         return sess.wrap(builder, eager, nodes)  # pending nodes are built with the facts the template captured
@@ -54,7 +56,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     builder.settled_from = -1
     traced = _getitem(sess, builder, array, key_tuple, eager, line, location, helper, iterating, start)
     if signature is not None and template is None:
-        node = traced._lp.node if isinstance(traced, np.ndarray) and traced._lp is not None else None
+        node = traced._lp.node if isinstance(traced, ndarray) and traced._lp is not None else None
         captured = None
         if builder.n_reports == reports and builder.settled_from == start and node is not None:
             captured = replay.capture(builder, params, node, builder.last_casts, None)
@@ -83,7 +85,7 @@ def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[A
                             helper=helper)
 
     source = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
-    scalar_result = not isinstance(eager, np.ndarray)
+    scalar_result = not isinstance(eager, ndarray)
     if scalar_result and sess.profile == "leapp":
         node = builder.const(np.asarray(eager), baked=True,
                              origin=f"x{text} at line {line}: a NumPy scalar, no longer traced",
@@ -137,7 +139,7 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
     for comp in key_tuple:
         if comp is None or comp is Ellipsis:
             continue
-        if isinstance(comp, np.ndarray) and comp.dtype == np.bool_:
+        if isinstance(comp, ndarray) and comp.dtype == np.bool_:
             consumed += max(comp.ndim, 1)
         else:
             consumed += 1
@@ -192,14 +194,14 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
             in_dim += 1
         else:
             if provenance(comp) is not None:
-                plain_comp = comp.view(np.ndarray)
+                plain_comp = comp.view(ndarray)
                 value = sess.graph_value(builder, comp, line, as_tensor=True, helper=helper)
             else:
                 plain_comp = np.asarray(comp)
                 if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64:
                     plain_comp = plain_comp.astype(np.int64)
                 value = builder.const(plain_comp, baked=False, origin=None, line=line, helper=helper)
-            if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64 and isinstance(value, torch.fx.Node) \
+            if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64 and isinstance(value, fx.Node) \
                     and value.op != "get_attr":
                 value = builder.emit("call_method", "to", (value, torch.int64), line=line,
                                      numpy="index array (int64 for torch)", location=None, helper=helper)
@@ -215,7 +217,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     prov = array._lp
     traced = prov is not None and prov.builder is not None
     builder = prov.builder if traced else builder_of((value,) + key_tuple)
-    eager = array.view(np.ndarray)
+    eager = array.view(ndarray)
     if builder is None or builder.closed:
         eager[plain(key)] = plain(value)
         version = sess.bump(eager, written_region(eager, key_tuple)) if sess.versions or traced else 0
@@ -245,7 +247,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     else:
         base = sess.graph_value(builder, array, line, as_tensor=True, helper=helper)
     graph_key, _, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
-    if isinstance(value, (np.ndarray, np.generic, torch.Tensor)):  # ``a[...] = t`` too: its node, or a constant
+    if isinstance(value, (ndarray, np.generic, Tensor)):  # ``a[...] = t`` too: its node, or a constant
         graph_val = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     else:
         graph_val = value
@@ -271,7 +273,7 @@ def basic_key(key: tuple[Any, ...]) -> bool:
     return True
 
 
-def written_region(eager: np.ndarray, key: tuple[Any, ...]) -> np.ndarray | None:
+def written_region(eager: ndarray, key: tuple[Any, ...]) -> ndarray | None:
     """The view of ``eager`` that ``eager[key] = v`` wrote, for a basic key (a 0-d view where the ints pick one
     element); None for any other key (all of ``eager`` counts as written)."""
     if not basic_key(key):
@@ -280,12 +282,12 @@ def written_region(eager: np.ndarray, key: tuple[Any, ...]) -> np.ndarray | None
         region = eager[key if any(part is Ellipsis for part in key) else (*key, Ellipsis)]
     except (IndexError, TypeError):
         return None
-    return region if isinstance(region, np.ndarray) else None
+    return region if isinstance(region, ndarray) else None
 
 
-def _writes_back(sess: Session, array: Any, eager: np.ndarray, key: Any, value: Any) -> bool:
+def _writes_back(sess: Session, array: Any, eager: ndarray, key: Any, value: Any) -> bool:
     prov, value_prov = array._lp, provenance(value)
-    if not (value_prov is not None and isinstance(value, np.ndarray) and prov is not None
+    if not (value_prov is not None and isinstance(value, ndarray) and prov is not None
             and prov.node is not None and prov.builder is value_prov.builder):
         return False
     current = sess.versions.get(id(root(eager)), 0)
@@ -295,7 +297,7 @@ def _writes_back(sess: Session, array: Any, eager: np.ndarray, key: Any, value: 
         region = eager[plain(key)]
     except (IndexError, TypeError):
         return False
-    region_info = region.__array_interface__ if isinstance(region, np.ndarray) else None
+    region_info = region.__array_interface__ if isinstance(region, ndarray) else None
     value_info = value.__array_interface__
     return (region_info is not None and region_info["data"][0] == value_info["data"][0]
             and region.shape == value.shape and region.strides == value.strides)
@@ -319,7 +321,7 @@ def _key_text(key_tuple: tuple[Any, ...]) -> str:
             parts.append(text.rstrip(":") if comp.step is None else text)
         elif isinstance(comp, (int, np.integer, bool)):
             parts.append(str(comp))
-        elif isinstance(comp, np.ndarray):
+        elif isinstance(comp, ndarray):
             parts.append(f"<{comp.dtype.name} array {comp.shape}>")
         else:
             parts.append(type(comp).__name__)

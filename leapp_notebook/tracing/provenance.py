@@ -28,12 +28,14 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 
-_VALUE_TYPES = (np.ndarray, torch.Tensor)
+_VALUE_TYPES = (ndarray, Tensor)
 _SCALARS = frozenset({int, float, bool, complex, str, type(None), slice, type(Ellipsis)})
 # NumPy's own readers of an array's shape and dtype: TracedArray's properties (which catch an assignment) add a
 # Python call to every read, so the tracer's hot path reads through these
-array_shape, array_dtype = np.ndarray.shape.__get__, np.ndarray.dtype.__get__
+array_shape, array_dtype = ndarray.shape.__get__, ndarray.dtype.__get__
 
 
 class Pending:
@@ -153,11 +155,11 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False, scalars: bool 
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if isinstance(value, np.ndarray):
+    if isinstance(value, ndarray):
         if (in_place or scalars) and getattr(value, "_scalar", False):  # the NumPy scalar the cell made
-            return value.view(np.ndarray)[()]
-        return value.view(np.ndarray) if kind is not np.ndarray else value
-    if isinstance(value, torch.Tensor):
+            return value.view(ndarray)[()]
+        return value.view(ndarray) if kind is not ndarray else value
+    if isinstance(value, Tensor):
         if in_place and "_lp" in getattr(value, "__dict__", ()):
             del value._lp
         return value
@@ -166,7 +168,7 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False, scalars: bool 
     if kind is tuple or (kind is list and not in_place):
         for item in value:  # the same sequence when it holds nothing traced (spelled out: every call passes here)
             item_kind = type(item)
-            if item_kind is not np.ndarray and item_kind not in _SCALARS and _needs_plain(item, in_place):
+            if item_kind is not ndarray and item_kind not in _SCALARS and _needs_plain(item, in_place):
                 return kind([plain(v, depth=depth - 1, in_place=in_place, scalars=scalars) for v in value])
         return value
     if in_place and isinstance(value, tuple) and hasattr(kind, "_make"):  # a named tuple
@@ -183,9 +185,9 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False, scalars: bool 
 
 
 def _needs_plain(value: Any, in_place: bool) -> bool:
-    if isinstance(value, np.ndarray):
-        return type(value) is not np.ndarray
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, ndarray):
+        return type(value) is not ndarray
+    if isinstance(value, Tensor):
         return in_place
     return type(value) in (list, tuple, dict)
 
@@ -205,7 +207,7 @@ def rebuilt(original: Any, items: Iterable[Any]) -> Any:
 INFERENCE_COUNTS: dict[int, int] = {}
 
 
-def tensor_version(tensor: torch.Tensor) -> int:
+def tensor_version(tensor: Tensor) -> int:
     """The write counter of a tensor's memory: torch's own, or for an inference tensor (which keeps none) the
     tracer's count of the writes into its storage (``INFERENCE_COUNTS``)."""
     if tensor.is_inference():
@@ -214,7 +216,7 @@ def tensor_version(tensor: torch.Tensor) -> int:
     return tensor._version
 
 
-def fingerprint(array: np.ndarray) -> int:
+def fingerprint(array: ndarray) -> int:
     return hash(np.ascontiguousarray(array).tobytes())
 
 
@@ -227,7 +229,7 @@ _CONTENTS_KEPT = 1024  # elements: a plain constant array up to this size is tol
 
 def _contents(value: Any) -> bytes | None:
     """The bytes of a plain array small enough to compare at every use (None for anything else)."""
-    if type(value) is np.ndarray and value.size <= _CONTENTS_KEPT:
+    if type(value) is ndarray and value.size <= _CONTENTS_KEPT:
         return value.tobytes()
     return None
 
@@ -236,7 +238,7 @@ def _contents(value: Any) -> bytes | None:
 # arguments (a Python number as a tensor for an op torch takes no scalar for: np.maximum(h, -3.5)). A constant is
 # made once per array object in a node, and a replayed call passes its template's object: so every call that
 # computes the same value shares one constant node, whether it was built or replayed.
-_COMPUTED: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}
+_COMPUTED: dict[tuple[str, tuple[int, ...], bytes], ndarray] = {}
 _MAX_COMPUTED = 4_096
 
 
@@ -258,7 +260,7 @@ def computed(value: Any) -> Any:
 
 def root(array: Any) -> Any:
     """The array that owns ``array``'s memory."""
-    while isinstance(array.base, np.ndarray):
+    while isinstance(array.base, ndarray):
         array = array.base
     return array
 
@@ -438,12 +440,12 @@ def user_frame(depth: int = 2) -> Any:
 # graph walks
 # ------------------------------------------------------------------------------------------
 
-def ancestors(nodes: Iterable[torch.fx.Node],
-              more: Callable[[torch.fx.Node], Iterable[torch.fx.Node]] | None = None) -> dict[str, torch.fx.Node]:
+def ancestors(nodes: Iterable[fx.Node],
+              more: Callable[[fx.Node], Iterable[fx.Node]] | None = None) -> dict[str, fx.Node]:
     """Every node ``nodes`` depend on, themselves included, by name; ``more(node)``: the nodes a node depends on
     besides its graph inputs (one walk over both)."""
-    seen: dict[str, torch.fx.Node] = {}
-    stack = [n for n in nodes if isinstance(n, torch.fx.Node)]
+    seen: dict[str, fx.Node] = {}
+    stack = [n for n in nodes if isinstance(n, fx.Node)]
     while stack:
         current = stack.pop()
         if current.name in seen:
@@ -457,9 +459,9 @@ def ancestors(nodes: Iterable[torch.fx.Node],
 
 def depends_on_inputs(node: Any) -> bool:
     """Whether ``node``'s value is computed from a placeholder (a node input)."""
-    if not isinstance(node, torch.fx.Node):
+    if not isinstance(node, fx.Node):
         return False
-    seen: set[torch.fx.Node] = set()
+    seen: set[fx.Node] = set()
     stack = [node]
     while stack:  # depth first, stopping at the first placeholder (most values reach one in a few steps)
         current = stack.pop()
@@ -471,5 +473,5 @@ def depends_on_inputs(node: Any) -> bool:
     return False
 
 
-def output_node(graph: torch.fx.Graph) -> torch.fx.Node:
+def output_node(graph: fx.Graph) -> fx.Node:
     return next(n for n in reversed(graph.nodes) if n.op == "output")

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
@@ -84,7 +86,7 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
         if type(start) in _INDEX and type(stop) in _INDEX and type(step) in _INDEX:  # x[:, :8], x[::2]
             return slice, start, stop, step  # as they are: the general form below spells every part as a pair
         return slice, describe(start, builder, sess), describe(stop, builder, sess), describe(step, builder, sess)
-    if kind is np.ndarray:
+    if kind is ndarray:
         part = constant_part(sess, value)
         if part is None:
             raise Miss
@@ -96,7 +98,7 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
     raise Miss
 
 
-def constant_part(sess: Any, value: np.ndarray) -> Any:
+def constant_part(sess: Any, value: ndarray) -> Any:
     """The signature part of a plain array operand, a constant from outside the cell (MEAN, STD, W): its graph
     constant holds its value, so the signature does too. None when it cannot be part of one: above ``_MAX_KEYED``
     elements, not numeric, or written with traced data (tainted: baked, a per-call decision)."""
@@ -105,12 +107,12 @@ def constant_part(sess: Any, value: np.ndarray) -> Any:
     taint = sess.tainted.get(id(value))
     if taint is not None and taint[0]() is value:
         return None
-    return np.ndarray, value.dtype, value.shape, value.tobytes()
+    return ndarray, value.dtype, value.shape, value.tobytes()
 
 
 def describe_result(result: Any) -> Any:
     kind = type(result)
-    if kind is np.ndarray:
+    if kind is ndarray:
         return result.dtype, result.shape
     if kind is tuple or kind is list:
         return kind, tuple([describe_result(r) for r in result])
@@ -126,7 +128,7 @@ def _watched(value: Any, prov: Any) -> Any:
     if prov is None or prov.builder is not None or prov.lost is not None or prov.fingerprint is None \
             or value.size > _MAX_KEYED or _dtype(value).kind not in "biufc":
         return None
-    data = value.view(np.ndarray).tobytes()
+    data = value.view(ndarray).tobytes()
     if hash(data) != prov.fingerprint:
         return None
     return _WATCHED, _dtype(value), _shape(value), data
@@ -144,7 +146,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
     try:
         # the row's builder itself (hashed by identity): the cache holds it, so no other row can reuse its id
         parts = [row.build, name,
-                 (result.dtype, result.shape) if type(result) is np.ndarray else describe_result(result)]
+                 (result.dtype, result.shape) if type(result) is ndarray else describe_result(result)]
         if extra:
             parts.append(tuple(extra.items()))
         for key, value in params.items():
@@ -170,7 +172,7 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
         return None
 
 
-_GRAPH_VALUES = (np.ndarray, torch.Tensor)
+_GRAPH_VALUES = (ndarray, Tensor)
 
 
 def aliases(values: Any, builder: Any) -> Any:
@@ -185,7 +187,7 @@ def aliases(values: Any, builder: Any) -> Any:
         kind = type(value)
         for item in value if kind is list or kind is tuple else (value,):
             kind = type(item)
-            if kind is np.ndarray:
+            if kind is ndarray:
                 ids.append(id(item))
             elif kind is list or kind is tuple:
                 ids.extend(id(v) for v in _graph_operands(item, builder))
@@ -210,7 +212,7 @@ def fits(template: "Template", params: dict[str, Any], builder: Any) -> bool:
 def _graph_operand(value: Any, builder: Any, found: list[Any]) -> None:
     """Append what ``value`` becomes in the graph when it is an operand: a traced value's node, a plain array or
     an array the cell made without traced data itself (its graph constant is made once per array object)."""
-    if type(value) is np.ndarray:
+    if type(value) is ndarray:
         found.append(value)
     elif isinstance(value, _GRAPH_VALUES):
         prov = getattr(value, "_lp", None)
@@ -249,7 +251,7 @@ def index_key(sess: Any, builder: Any, row: Any, array: Any, key: tuple[Any, ...
     always gets the same kind of key, so its template is found under the key it was stored with. Each part is
     a mark then its value(s): a slice's three parts, an int's value; None and Ellipsis are their own mark."""
     prov = array._lp
-    if type(array) is not sess.array_type or type(result) is not np.ndarray or not ENABLED or prov is None \
+    if type(array) is not sess.array_type or type(result) is not ndarray or not ENABLED or prov is None \
             or prov.builder is not builder or prov._node is None or sess.versions:
         return signature(sess, builder, row, sess.profile, {"a": array, "k": key}, None, result)
     parts = [_INDEXED, row, sess.profile, _dtype(array), _shape(array), result.dtype, result.shape]
@@ -279,7 +281,7 @@ class _Unknown(Exception):
 
 def as_torch(value: Any) -> Any:
     """A torch view of an eager value (a copy only where torch cannot view it: negative strides, read-only)."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         return value.detach()
     array = np.asarray(value)
     if not array.flags.writeable or any(s < 0 for s in array.strides):
@@ -336,7 +338,7 @@ def _settle(sess: Any, builder: Any, start: int, fresh: list[Any], operands: Any
     graph = builder.graph
     for node in fresh:
         value = env.get(node)
-        if not isinstance(value, torch.Tensor):
+        if not isinstance(value, Tensor):
             continue
         info = facts(node)
         if info.dtype is not None:
@@ -384,7 +386,7 @@ def _leading(fresh: list[Any]) -> int | None:
 
 
 def _first_row(value: Any) -> Any:
-    return value.detach()[:1] if isinstance(value, torch.Tensor) else value.view(np.ndarray)[:1]
+    return value.detach()[:1] if isinstance(value, Tensor) else value.view(ndarray)[:1]
 
 
 def _fits(fresh: list[Any], env: dict[Any, Any], leading: int) -> bool:
@@ -394,7 +396,7 @@ def _fits(fresh: list[Any], env: dict[Any, Any], leading: int) -> bool:
         value = env.get(node)
         if info.dtype is None or node.op == "get_attr":
             continue
-        if not isinstance(value, torch.Tensor) or value.ndim == 0 or value.shape[0] != 1 or \
+        if not isinstance(value, Tensor) or value.ndim == 0 or value.shape[0] != 1 or \
                 info.shape is None or len(info.shape) != value.ndim:
             return False
     return True
@@ -415,10 +417,10 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any]) -> di
                 env[node] = value = getattr(module, node.target)
                 return value
             raise _Unknown
-        env[node] = value = as_torch(value.view(np.ndarray) if isinstance(value, np.ndarray) else value)
+        env[node] = value = as_torch(value.view(ndarray) if isinstance(value, ndarray) else value)
         return value
 
-    map_arg = torch.fx.node.map_arg
+    map_arg = fx.node.map_arg
     grad = _grad_enabled()
     _set_grad_enabled(False)  # torch.no_grad() without its Python objects: they ran for every new call signature
     try:
@@ -454,7 +456,7 @@ def _repoint(value: Any, casts: dict[Any, Any]) -> None:
         for item in value:
             _repoint(item, casts)
         return
-    prov = getattr(value, "_lp", None) if isinstance(value, (np.ndarray, torch.Tensor)) else None
+    prov = getattr(value, "_lp", None) if isinstance(value, (ndarray, Tensor)) else None
     if prov is not None:
         cast = casts.get(prov.node)
         if cast is not None:
@@ -539,7 +541,7 @@ _CONSTANT_OPERANDS = frozenset({_ConstOperand})
 
 def _ref(value: Any, index: dict[Any, int], operands: dict[Any, _Operand]) -> Any:
     kind = type(value)
-    if kind is torch.fx.Node:
+    if kind is fx.Node:
         i = index.get(value)
         if i is not None:
             return _Fresh(i)
@@ -601,7 +603,7 @@ def _capture(builder: Any, params: dict[str, Any], nodes: Any, casts: dict[Any, 
             if hit is not None and hit[0] is item:
                 operands.setdefault(hit[1], _ConstOperand(name, i, facts(hit[1])))
                 continue
-            if type(item) is np.ndarray:
+            if type(item) is ndarray:
                 continue
             prov = getattr(item, "_lp", None)
             if prov is None or prov.node is None:

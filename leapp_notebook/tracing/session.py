@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 
 from . import hazards as hz
 from . import leapp_defects, ops, provenance, replay
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from .array import TracedArray
 
 ACTIVE: "Session | None" = None
-_VALUE_TYPES = (np.ndarray, torch.Tensor)
+_VALUE_TYPES = (ndarray, Tensor)
 _new_provenance = object.__new__
 
 # Functions whose result is static metadata (shapes, dtypes), never a value derived from data.
@@ -69,7 +71,7 @@ def active() -> "Session | None":
 _OWN_READS = torch._C.DisableTorchFunction
 
 
-def _covers(array: np.ndarray, tensor: torch.Tensor) -> bool:
+def _covers(array: ndarray, tensor: Tensor) -> bool:
     """Whether ``array`` and ``tensor`` are the same values in memory: start, shape, strides and dtype."""
     return array.__array_interface__["data"][0] == tensor.data_ptr() and array.shape == tuple(tensor.shape) \
         and array.dtype == numpy_dtype(tensor.dtype) \
@@ -90,7 +92,7 @@ class SharedMemory:
         self.arrays: dict[int, weakref.ref] = {}
         self.tensors: dict[int, weakref.ref] = {}
 
-    def add(self, owner: np.ndarray, address: int, array: Any, tensor: torch.Tensor) -> None:
+    def add(self, owner: ndarray, address: int, array: Any, tensor: Tensor) -> None:
         self.owners[id(owner)] = weakref.ref(owner)
         self.storages.add(address)
         if array is not None:
@@ -209,7 +211,7 @@ class Session:
                 self._written(memory, key, None, region)
         return version
 
-    def tensor_wrote(self, tensor: torch.Tensor, before: int, span: Layout | None) -> None:
+    def tensor_wrote(self, tensor: Tensor, before: int, span: Layout | None) -> None:
         """A write into ``tensor``'s memory (``span``: where the bytes written lie, None for all of it) moved its write
         counter from ``before`` (the tracer moves an inference tensor's own count here): logged for
         :meth:`_untouched`, by the tensor's base (whose counter its views share), or by an inference tensor's
@@ -237,7 +239,7 @@ class Session:
     def written_since(self, value: Any, prov: Provenance) -> bool:
         """Whether the cell wrote into ``value``'s bytes since it took its provenance ``prov`` (a write count moved
         since, and not only by writes that missed them)."""
-        is_tensor = isinstance(value, torch.Tensor)
+        is_tensor = isinstance(value, Tensor)
         current = tensor_version(value) if is_tensor else self.versions.get(id(root(value)), 0)
         return prov.version != current and not self._untouched(value, prov.version, current, is_tensor)
 
@@ -261,7 +263,7 @@ class Session:
             return False
         memory: list[Any] = []  # the memory's bytes, read once if a strided layout needs them
 
-        def bytes_of() -> tuple[np.ndarray, int] | None:
+        def bytes_of() -> tuple[ndarray, int] | None:
             if not memory:
                 memory.append(_memory_bytes(value))
             return memory[0]
@@ -277,12 +279,12 @@ class Session:
                 return True
         return False
 
-    def _memory_of(self, owner: np.ndarray) -> SharedMemory | None:
+    def _memory_of(self, owner: ndarray) -> SharedMemory | None:
         """The shared memory ``owner`` (an array that owns its memory as NumPy sees it) is part of, if any."""
         memory = self.shared.get(id(owner))
         return memory if memory is not None and memory.owners[id(owner)]() is owner else None
 
-    def link(self, array: Any, tensor: torch.Tensor, shares: bool | None = None) -> None:
+    def link(self, array: Any, tensor: Tensor, shares: bool | None = None) -> None:
         """``array`` (a traced array) and ``tensor`` were made one from the other at a crossing. When they share
         memory (``shares``: known from the crossing, ``torch.from_numpy`` and ``t.numpy()`` always do; None:
         looked at), a write through either is a write into the other (:meth:`bump`, :meth:`shared_write`), and a
@@ -305,14 +307,14 @@ class Session:
         for source in self._sources(tensor):
             self.crossings.append((array_ref, owner_ref, weakref.ref(source), address))
 
-    def detached_from(self, result: torch.Tensor, source: torch.Tensor) -> None:
+    def detached_from(self, result: Tensor, source: Tensor) -> None:
         """``result`` is ``source.detach()`` (or ``source.data``): remembered with ``source`` and the tensors
         ``source`` shares its memory with, for :meth:`link` (weakly: ``source`` may be a temporary view that is
         gone before ``result`` crosses, ``p[1:].detach().numpy()``)."""
         chain = [source, *self._sources(source)]
         self.detached[id(result)] = (weakref.ref(result), [weakref.ref(t) for t in chain])
 
-    def _sources(self, tensor: torch.Tensor) -> list[torch.Tensor]:
+    def _sources(self, tensor: Tensor) -> list[Tensor]:
         """The tensors ``tensor`` shares its memory with that are not crossings: its view base (torch keeps the
         root base), or what it was detached from (:meth:`detached_from`), still alive."""
         with _OWN_READS():
@@ -351,7 +353,7 @@ class Session:
                 self.shared[id(owner)] = memory
                 self.shared_storage[address] = memory
 
-    def shared_write(self, tensor: torch.Tensor, builder: NodeBuilder, node: Any) -> None:
+    def shared_write(self, tensor: Tensor, builder: NodeBuilder, node: Any) -> None:
         """``tensor`` was written in place, and ``node`` is its new value (it takes it next). Arrays sharing its
         memory, and the other tensors made on it, hold values the graph has not: those that cover exactly the same
         memory (start, shape, strides, dtype) take ``node`` now (they may be read after ``tensor`` is gone); the
@@ -369,7 +371,7 @@ class Session:
                         and other.shape == tensor.shape and other.stride() == tensor.stride():
                     other._lp = Provenance(builder, node, tensor_version(other))
 
-    def outside_write(self, tensor: torch.Tensor) -> None:
+    def outside_write(self, tensor: Tensor) -> None:
         """``tensor`` was written in place while no node is open (recorded by none): a node input in its memory is
         written, and what shares the memory sees the write, as for a write inside a node (:meth:`shared_write`, with
         no node to hand on): a node output written so, then declared by the next node, is reported there."""
@@ -377,7 +379,7 @@ class Session:
             self.tensor_written(tensor)
         self._tensor_written_through(tensor)
 
-    def _tensor_written_through(self, tensor: torch.Tensor) -> SharedMemory | None:
+    def _tensor_written_through(self, tensor: Tensor) -> SharedMemory | None:
         """A write through ``tensor`` into the shared memory it is part of, if any (returned): the write reaches
         every owner and tensor there (:meth:`_written`)."""
         if self.crossings:
@@ -496,7 +498,7 @@ class Session:
         self.taken_outside.clear()
         return builder
 
-    def bind_input(self, builder: NodeBuilder, value: Any, placeholder: torch.fx.Node, kind: str) -> Any:
+    def bind_input(self, builder: NodeBuilder, value: Any, placeholder: fx.Node, kind: str) -> Any:
         """The traced value a cell computes with for a node input: a TracedArray view of the array, or an
         alias of the tensor (a new tensor object on the same memory: the caller's object is untouched)."""
         if kind == "torch":
@@ -514,7 +516,7 @@ class Session:
         traced._lp = Provenance(builder, placeholder, self.versions.get(id(root(value)), 0) if self.versions else 0)
         return traced
 
-    def tensor_written(self, tensor: torch.Tensor) -> None:
+    def tensor_written(self, tensor: Tensor) -> None:
         """``tensor`` was written in place: an ``input-written`` hazard where that is a torch node
         input's memory (a NumPy input's, reached across a crossing, is found by ``shared_write``)."""
         inputs = self.input_storages.get(_storage_address(tensor))
@@ -570,12 +572,12 @@ class Session:
             if isinstance(result, np.generic) and not isinstance(result, np.bool_):
                 self.outside_scalars[id(result)] = (result, line, what, builder.name)
             return result
-        if not isinstance(result, (np.ndarray, torch.Tensor)):
+        if not isinstance(result, (ndarray, Tensor)):
             return result
         line = self.where()[0]
         reason = Outside(f"computed by {name} at line {line}, outside any node, from values of node "
                          f"'{builder.name}'")
-        if isinstance(result, np.ndarray):
+        if isinstance(result, ndarray):
             result = result.view(self.array_type)
         result._lp = Provenance.lost_in(builder, reason, line)
         return result
@@ -603,12 +605,12 @@ class Session:
                 # this node whose write counter has not moved since (what _traced_value checks)
                 kind = type(value)
                 if kind is self.array_type and not self.versions \
-                        or kind is torch.Tensor and prov.version == tensor_version(value):
+                        or kind is Tensor and prov.version == tensor_version(value):
                     return prov.node
             return self._traced_value(builder, value, prov, line, helper)
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, Tensor):
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, ndarray):
             taint = self.tainted.get(id(value))
             if taint is not None and taint[0]() is value:
                 node = builder.const(value, baked=True, origin=taint[1], line=line, helper=helper)
@@ -624,8 +626,8 @@ class Session:
 
     def _traced_value(self, builder: NodeBuilder, value: Any, prov: Provenance, line: int | None,
                       helper: str | None) -> Any:
-        is_tensor = isinstance(value, torch.Tensor)
-        eager = value if is_tensor else value.view(np.ndarray)
+        is_tensor = isinstance(value, Tensor)
+        eager = value if is_tensor else value.view(ndarray)
         if prov.traced_in(builder):
             if is_tensor:
                 current = tensor_version(value)
@@ -755,7 +757,7 @@ class Session:
             template = None
             if casts is not None and reports == built_reports and builder.n_reports == built_reports + (
                     finding is not None) + (self.profile == "full" and not row.leapp) + (
-                    scalar_result and isinstance(nodes, torch.fx.Node)):
+                    scalar_result and isinstance(nodes, fx.Node)):
                 template = replay.capture(builder, params, nodes, casts,
                                           replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC else finding)
             replay.store(key, template)
@@ -789,24 +791,24 @@ class Session:
                      scalar_result: bool, line: int | None, location: str | None, finding: Any) -> None:
         """The hazards of a recorded call: a NumPy scalar result kept traced, what LEAPP records wrongly, and
         (in ``full``) that LEAPP does not record the call at all."""
-        if scalar_result and isinstance(nodes, torch.fx.Node):
+        if scalar_result and isinstance(nodes, fx.Node):
             builder.report("scalar-result-kept", line, [nodes.name], name=name, location=location,
                            type=type(result).__name__)
         if finding is not None:
             last = nodes[-1] if isinstance(nodes, list) else nodes
-            builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, torch.fx.Node) else [],
+            builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, fx.Node) else [],
                            name=name, location=location,
                            severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
                            what=finding.message)
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
-            builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, torch.fx.Node) else [],
+            builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, fx.Node) else [],
                            name=name, location=location, severity="warning")
 
     def wrap(self, builder: NodeBuilder, result: Any, nodes: Any) -> Any:
         """The traced value of ``result`` (NumPy's or torch's eager result), bound to ``nodes``; lists and tuples
         of results pair up with lists of nodes."""
-        if type(nodes) is Pending and type(result) is np.ndarray:
+        if type(nodes) is Pending and type(result) is ndarray:
             # a replayed call's array (the hot path): its node will hold the result's facts when built (the
             # call's signature fixes them)
             traced = result.view(self.array_type)
@@ -818,17 +820,17 @@ class Session:
             return traced
         if isinstance(nodes, list):
             return rebuilt(result, (self.wrap(builder, r, n) for r, n in zip(result, nodes, strict=False)))
-        if isinstance(result, torch.Tensor):
+        if isinstance(result, Tensor):
             if self.on_first_tensor is not None:
                 self.on_first_tensor()
                 self.on_first_tensor = None
             result._lp = Provenance(builder, nodes, tensor_version(result))
-            if isinstance(nodes, torch.fx.Node):
+            if isinstance(nodes, fx.Node):
                 _set_value_facts(nodes, tuple(result.shape), dtype_name(result.dtype), "torch", False)
             return result
         scalar = False
-        if isinstance(result, np.ndarray):
-            array = result.view(np.ndarray) if type(result) is not np.ndarray else result
+        if isinstance(result, ndarray):
+            array = result.view(ndarray) if type(result) is not ndarray else result
         elif isinstance(result, (np.generic, bool, int, float, complex)):
             array, scalar = np.asarray(result), True
         else:
@@ -838,7 +840,7 @@ class Session:
             traced._scalar = True  # a NumPy scalar held as a 0-d array: x += y rebinds x (array._in_place)
         traced._lp = prov = Provenance(builder, nodes, self.versions.get(id(root(array)), 0) if self.versions else 0)
         prov.plain = array
-        if isinstance(nodes, torch.fx.Node):
+        if isinstance(nodes, fx.Node):
             _set_value_facts(nodes, array.shape, dtype_name(array.dtype), "numpy", False)
         return traced
 
@@ -852,7 +854,7 @@ class Session:
             why += f" (LEAPP logs: \"No torch equivalent for numpy function {name.split('.')[-1]}. " \
                    "Operation will not be traced.\")"
         where = f" (called from {location})" if location else ""
-        if isinstance(result, (tuple, list)) and all(isinstance(r, (np.ndarray, np.generic)) for r in result):
+        if isinstance(result, (tuple, list)) and all(isinstance(r, (ndarray, np.generic)) for r in result):
             parts = []
             wrapped = []
             for item in result:
@@ -864,7 +866,7 @@ class Session:
                            recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
                            const=", ".join(parts))
             return rebuilt(result, wrapped)
-        if isinstance(result, (np.ndarray, np.generic)):
+        if isinstance(result, (ndarray, np.generic)):
             array = np.asarray(plain(result, depth=0))
             if array.dtype.kind not in "biufc":
                 return plain(result, depth=0)
@@ -943,7 +945,7 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
     line, location, _ = cell_site(sess.filename, 2)
     reason = f"computed by {name} in another thread at line {line}"
     builder.report("other-thread", line, [], name=name, location=location)
-    if isinstance(result, np.ndarray):
+    if isinstance(result, ndarray):
         lost = result.view(sess.array_type)
         lost._lp = Provenance.lost_in(builder, reason, line)
         return lost
@@ -954,7 +956,7 @@ def elsewhere(values: Any, result: Any, name: str) -> Any:
 _InputMemory = tuple[int, int, NodeBuilder, str, str, Any]
 
 
-def _storage_address(tensor: torch.Tensor) -> int:
+def _storage_address(tensor: Tensor) -> int:
     with _OWN_READS():  # the tracer's own read: not a call of the cell's to record
         return tensor.untyped_storage().data_ptr()
 
@@ -984,8 +986,8 @@ _MAX_WORK = 10_000  # np.shares_memory's bound for two strided layouts; past it 
 
 def _layout(value: Any) -> Layout:
     """Where ``value`` (an array or a tensor) lies in memory (one read of NumPy's ``__array_interface__``, ~2 us)."""
-    if isinstance(value, np.ndarray):
-        value = value.view(np.ndarray)
+    if isinstance(value, ndarray):
+        value = value.view(ndarray)
         address, shape, itemsize = value.__array_interface__["data"][0], value.shape, value.itemsize
         strides = value.strides
     else:
@@ -1009,7 +1011,7 @@ def _span(value: Any) -> tuple[int, int]:
     return (0, 0) if first == end else (first, end)
 
 
-def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[np.ndarray, int] | None]) -> bool:
+def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[ndarray, int] | None]) -> bool:
     """Whether two layouts share no byte: their spans apart, or, strided (a column of a matrix and the other
     columns), no element of one among the other's, as ``np.shares_memory`` solves it on byte views of the memory
     both lie in (``memory()``: that memory as a uint8 array and its first address; None when it cannot be had: then
@@ -1033,11 +1035,11 @@ def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[np.ndarray, int] | N
         return False
 
 
-def _memory_bytes(value: Any) -> tuple[np.ndarray, int] | None:
+def _memory_bytes(value: Any) -> tuple[ndarray, int] | None:
     """The memory ``value`` lies in as a uint8 array, with its first address: a NumPy owner's (a contiguous one),
     or a tensor's storage; None otherwise."""
-    if isinstance(value, np.ndarray):
-        owner = root(value).view(np.ndarray)
+    if isinstance(value, ndarray):
+        owner = root(value).view(ndarray)
         if not owner.flags.c_contiguous:  # an F-contiguous owner (``a.T * 2``) is a C-contiguous one transposed
             owner = owner.T
         try:
@@ -1107,12 +1109,12 @@ def rebind_in_place(array: Any, result: Any) -> None:
     """In-place methods (``x.sort()``, ``x.fill(v)``): the array takes the recorded result's value and node."""
     prov = getattr(result, "_lp", None)
     if prov is not None:
-        array.view(np.ndarray)[...] = result.view(np.ndarray)
+        array.view(ndarray)[...] = result.view(ndarray)
         sess = active()
         array._lp = Provenance(prov.builder, prov.node, sess.bump(array) if sess is not None else 0)
         array._lp.lost, array._lp.line = prov.lost, prov.line
-    elif isinstance(result, np.ndarray):
-        array.view(np.ndarray)[...] = result
+    elif isinstance(result, ndarray):
+        array.view(ndarray)[...] = result
 
 
 def _short(value: Any) -> str:
@@ -1141,7 +1143,7 @@ def close_matches(name: str, candidates: Any) -> str:
 
 
 
-def _set_value_facts(node: torch.fx.Node, shape: tuple[int, ...], dtype: str, kind: str, view: bool) -> None:
+def _set_value_facts(node: fx.Node, shape: tuple[int, ...], dtype: str, kind: str, view: bool) -> None:
     """The eager value's shape, dtype, kind and view-ness on the node that records it. A record ``emit`` has just
     made (it has no ``kind`` yet) is completed where it stands (no copy: this runs for every recorded op that is not
     replayed), as only its node reaches it. A completed one may be shared: the record a replayed or fast-path node

@@ -21,6 +21,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 import torch.fx
+from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
+from torch import Tensor, fx
 from torch.overrides import TorchFunctionMode
 
 from . import indexing, leapp_defects, replay, torch_impl
@@ -85,9 +87,9 @@ def _is_method(func: Any, name: str) -> bool:
     """Whether ``func`` is the Tensor method ``name``: the method itself, or the Python wrapper torch/_tensor.py
     puts in front of some of them (``t ** u`` reaches the recorder as ``TensorBase.pow`` of that module, a
     function the graph's generated code could not name)."""
-    if getattr(torch.Tensor, name, None) is func:
+    if getattr(Tensor, name, None) is func:
         return True
-    return getattr(func, "__module__", None) == "torch._tensor" and hasattr(torch.Tensor, name) \
+    return getattr(func, "__module__", None) == "torch._tensor" and hasattr(Tensor, name) \
         and getattr(func, "__qualname__", "").partition(".")[0] in ("Tensor", "TensorBase")
 
 
@@ -155,12 +157,12 @@ class TorchRecorder(TorchFunctionMode):
                 result = func(*args, **kwargs)
                 # not recorded, but a write through ``t.detach().numpy()`` between two nodes reaches ``t``, a node's
                 # output the next node may declare: the memory is followed as inside a node
-                if name == "detach" and isinstance(args[0], torch.Tensor):
+                if name == "detach" and isinstance(args[0], Tensor):
                     sess.detached_from(result, args[0])
-                elif _plan(func, name).in_place and isinstance(args[0], torch.Tensor):
+                elif _plan(func, name).in_place and isinstance(args[0], Tensor):
                     sess.outside_write(args[0])
                 outside = sess.outside(builder, result, display(func))
-                if name == "numpy" and isinstance(args[0], torch.Tensor) and isinstance(outside, np.ndarray):
+                if name == "numpy" and isinstance(args[0], Tensor) and isinstance(outside, ndarray):
                     sess.link(outside, args[0], shares=True)
                 return outside
         # the site found from here (the frame above is the cell's for a C function), not from deeper in
@@ -225,7 +227,7 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
                 return _DECLINED
     site = sess.where_below()  # the frame above the recorder is the cell's for a C function: no walk
     result = func(*args, **kwargs) if kwargs else func(*args)
-    if type(result) is not torch.Tensor:  # NotImplemented, a tuple of tensors, a number: the general path's
+    if type(result) is not Tensor:  # NotImplemented, a tuple of tensors, a number: the general path's
         return _record(sess, builder, func, fast.name, args, kwargs or {}, False, site, result)
     if fast.swap:  # __radd__: other + self
         graph_args[0], graph_args[1] = graph_args[1], graph_args[0]
@@ -237,7 +239,7 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     pending.spec, pending.args, pending.site, pending.node = spec, tuple(graph_args), site, None
     pending.kwargs = dict(kwargs) if kwargs else None
     builder.graph.log.append(pending)
-    if fast.view and result.is_inference() and type(args[0]) is torch.Tensor \
+    if fast.view and result.is_inference() and type(args[0]) is Tensor \
             and result.untyped_storage().data_ptr() == args[0].untyped_storage().data_ptr():
         sess.detached_from(result, args[0])  # a view of an inference tensor has no ``_base`` to find it by
     prov = _new(Provenance)  # Provenance(builder, pending, version), spelled out
@@ -248,7 +250,7 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     return result
 
 
-def _current(tensor: torch.Tensor, builder: Any) -> Any:
+def _current(tensor: Tensor, builder: Any) -> Any:
     """The provenance of ``tensor`` when it is traced in ``builder``'s node (in any node, for None) at its current write
     count: what the fast path takes; None otherwise."""
     prov = tensor.__dict__.get("_lp")
@@ -266,7 +268,7 @@ def _fast_values(values: Any, builder: Any, nested: bool) -> tuple[list[Any] | N
     parts: list[Any] = []
     for value in values:
         kind = type(value)
-        if kind is torch.Tensor:
+        if kind is Tensor:
             prov = _current(value, builder)
             if prov is None:
                 return None, builder
@@ -339,7 +341,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     value = func(*args)
     tensor = args[0] if args else None
     prov = getattr(tensor, "_lp", None)
-    if attr in _METADATA_ATTRS or prov is None or prov.builder is None or not isinstance(value, torch.Tensor):
+    if attr in _METADATA_ATTRS or prov is None or prov.builder is None or not isinstance(value, Tensor):
         return value
     builder = prov.builder
     if builder.closed:
@@ -457,15 +459,15 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
         return _rebind(sess, builder, target, node, line, location, version)
-    if isinstance(result, torch.Tensor):
+    if isinstance(result, Tensor):
         replay.trusted(builder, start)
-        if name == "detach" and isinstance(args[0], torch.Tensor):  # the memory and write counter of args[0]
+        if name == "detach" and isinstance(args[0], Tensor):  # the memory and write counter of args[0]
             sess.detached_from(result, args[0])
-        elif name in _VIEWS and isinstance(args[0], torch.Tensor) and result.is_inference() \
+        elif name in _VIEWS and isinstance(args[0], Tensor) and result.is_inference() \
                 and result.untyped_storage().data_ptr() == args[0].untyped_storage().data_ptr():
             sess.detached_from(result, args[0])  # a view of an inference tensor has no ``_base`` to find it by
         return sess.wrap(builder, result, node)
-    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
+    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=shown,
                               location=location, helper=helper) for i in range(len(result))]
         replay.trusted(builder, start)
@@ -483,18 +485,18 @@ def _as_numbers(sess: Any, builder: Any, args: tuple[Any, ...], kwargs: dict[str
     result's dtype within its kind, where the graph's 0-d tensor would (``t16 * np.float64(2)`` is float16, a
     float16 tensor times a 0-d float64 one float64 when both are 0-d; a bool tensor times a float16 scalar is
     float32). Its graph value is cast to the dtype torch gives the call's first tensor and that number."""
-    other = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    other = next((a for a in args if isinstance(a, Tensor)), None)
     if other is None:
         return
     for values, graph_values in ((dict(enumerate(args)), graph_args), (kwargs, graph_kwargs)):
         for key, value in values.items():
             node = graph_values[key]
             if type(value) is not sess.array_type or not getattr(value, "_scalar", False) \
-                    or not isinstance(node, torch.fx.Node):
+                    or not isinstance(node, fx.Node):
                 continue
-            number = value.view(np.ndarray)[()].item()
+            number = value.view(ndarray)[()].item()
             want = torch.result_type(other, number)
-            if want != torch.from_numpy(value.view(np.ndarray)).dtype:
+            if want != torch.from_numpy(value.view(ndarray)).dtype:
                 graph_values[key] = builder.emit("call_method", "to", (node, want), line=line,
                                                  numpy="a NumPy scalar as torch takes it", location=location,
                                                  helper=helper)
@@ -504,8 +506,8 @@ def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...]
                        nodes: list[str], line: int | None, location: str | None) -> None:
     """What LEAPP 0.7.2 would get wrong about a torch call recorded faithfully here (an error in ``leapp``)."""
     for value in args:
-        if isinstance(value, np.ndarray) and getattr(value, "_scalar", False):
-            value = value.view(np.ndarray)[()]  # a NumPy scalar the tracer holds as a marked 0-d array
+        if isinstance(value, ndarray) and getattr(value, "_scalar", False):
+            value = value.view(ndarray)[()]  # a NumPy scalar the tracer holds as a marked 0-d array
         if isinstance(value, np.generic) and not isinstance(value, np.bool_):
             builder.report("numpy-scalar-on-tensor", line, [], location=location, call=what,
                            scalar=f"{type(value).__name__}({value.item()!r})")
@@ -531,7 +533,7 @@ def _target(func: Any, name: str, method: bool, in_place: bool) -> tuple[str, An
             functional = name[:-1]
             if functional == "copy":  # t.copy_(src): the value becomes src, in t's dtype and shape
                 return "call_function", torch_impl.copy_into, False
-            if hasattr(torch.Tensor, functional):
+            if hasattr(Tensor, functional):
                 return "call_method", functional, False
             return "call_function", torch_impl.on_copy, False  # ``_record`` passes the method's name
         return "call_method", name, False
@@ -539,7 +541,7 @@ def _target(func: Any, name: str, method: bool, in_place: bool) -> tuple[str, An
 
 
 def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: str | None) -> Any:
-    if isinstance(value, (torch.Tensor, np.ndarray)):
+    if isinstance(value, (Tensor, ndarray)):
         return sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     if type(value) in (list, tuple):
         return type(value)(_graph_arg(sess, builder, v, line, helper) for v in value)
@@ -552,8 +554,8 @@ def _graph_arg(sess: Any, builder: Any, value: Any, line: int | None, helper: st
     return value
 
 
-def _rebind(sess: Any, builder: Any, target: torch.Tensor, node: torch.fx.Node, line: int | None,
-            location: str | None, version: int, region: torch.Tensor | None = None) -> torch.Tensor:
+def _rebind(sess: Any, builder: Any, target: Tensor, node: fx.Node, line: int | None,
+            location: str | None, version: int, region: Tensor | None = None) -> Tensor:
     """An in-place op: ``target`` (``region``: the view of it written, None: all of it) now holds the recorded
     value, and its write counter moved from ``version``; a write into a node input is reported."""
     with _OWN_READS():
@@ -582,19 +584,19 @@ def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, l
         base = sess.graph_value(builder, target, line, as_tensor=True, helper=helper)
     graph_key = _graph_arg(sess, builder, key, line, helper)
     graph_value = _graph_arg(sess, builder, value, line, helper)
-    torch.Tensor.__setitem__(target, key, value)
+    Tensor.__setitem__(target, key, value)
     node = builder.emit("call_function", torch_impl.setitem, (base, graph_key, graph_value), line=line,
                         numpy="Tensor.__setitem__", location=location, helper=helper)
     _rebind(sess, builder, target, node, line, location, version, region)
 
 
-def _writes_back(builder: Any, prov: Any, version: int, region: torch.Tensor | None, value: Any) -> bool:
+def _writes_back(builder: Any, prov: Any, version: int, region: Tensor | None, value: Any) -> bool:
     """``t[:, 1:] *= 2``: Python writes the view it changed in place back (``t.__setitem__(key, view)``). When the
     only write into ``t`` since it got its node (``version``: its counter now) is the one through that very view,
     and ``region`` (what this assignment writes) is exactly the view's memory, ``t``'s node from before is the base
     the assignment writes into: nothing else of ``t`` changed (as NumPy's, ``indexing._writes_back``)."""
     value_prov = getattr(value, "_lp", None)
-    if region is None or not isinstance(value, torch.Tensor) or value_prov is None or value_prov.lost is not None \
+    if region is None or not isinstance(value, Tensor) or value_prov is None or value_prov.lost is not None \
             or not value_prov.traced_in(builder) or not prov.traced_in(builder) or prov.lost is not None \
             or not value_prov.version == version == prov.version + 1:
         return False
@@ -603,25 +605,25 @@ def _writes_back(builder: Any, prov: Any, version: int, region: torch.Tensor | N
             and region.shape == value.shape and region.stride() == value.stride()
 
 
-def _counter(tensor: torch.Tensor) -> int:
+def _counter(tensor: Tensor) -> int:
     """``tensor``'s write counter (0 for an inference tensor), read as the tracer's own."""
     with _OWN_READS():
         return tensor_version(tensor)
 
 
-def _written_region(target: torch.Tensor, key: Any) -> torch.Tensor | None:
+def _written_region(target: Tensor, key: Any) -> Tensor | None:
     """The view of ``target`` that ``target[key] = v`` wrote, for a basic key (``indexing.basic_key``); None for any
     other key (all of ``target`` counts as written)."""
     if not indexing.basic_key(key if type(key) is tuple else (key,)):
         return None
     with _OWN_READS():
         try:
-            return torch.Tensor.__getitem__(target, key)
+            return Tensor.__getitem__(target, key)
         except (IndexError, TypeError, RuntimeError):
             return None
 
 
-def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: int | None, location: str | None,
+def _iterate(sess: Any, builder: Any, tensor: Tensor, source: Any, line: int | None, location: str | None,
              helper: str | None) -> Any:
     items = []
     with sess.eager():
@@ -636,7 +638,7 @@ def _iterate(sess: Any, builder: Any, tensor: torch.Tensor, source: Any, line: i
 def _unrecorded(sess: Any, builder: Any, what: str, value: Any, line: int | None, location: str | None,
                 helper: str | None, sources: list[str], cause: str = "torch-unrecordable") -> Any:
     """A torch call on traced data whose result cannot be recorded: a tensor is baked, a Python value frozen."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         node = builder.const(value, baked=True, origin=f"{what} at line {line}", line=line, source_nodes=sources,
                              helper=helper)
         builder.report(cause, line, [node.name], name=what, location=location, pending_reach=True, const=node.name)
@@ -655,7 +657,7 @@ def _short(value: Any) -> str:
 # crossings
 # ------------------------------------------------------------------------------------------
 
-def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eager: Any = None,
+def to_numpy(sess: Any, tensor: Tensor, what: str, dtype: Any = None, eager: Any = None,
              site: Any = None) -> Any:
     """``t.numpy()``, ``np.asarray(t)``: a TracedArray on the tensor's graph value (the chain is kept). ``site``:
     the call's, when the caller found it."""
@@ -663,7 +665,7 @@ def to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any = None, eage
         return _to_numpy(sess, tensor, what, dtype, eager, site)
 
 
-def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any, site: Any) -> Any:
+def _to_numpy(sess: Any, tensor: Tensor, what: str, dtype: Any, eager: Any, site: Any) -> Any:
     prov = tensor._lp
     if eager is None:
         with sess.eager():
@@ -693,7 +695,7 @@ def _to_numpy(sess: Any, tensor: torch.Tensor, what: str, dtype: Any, eager: Any
     return traced
 
 
-def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tensor) -> torch.Tensor:
+def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: Tensor) -> Tensor:
     """``torch.from_numpy(x)``, ``torch.as_tensor(x, dtype=)``, ``torch.tensor(x)`` of a traced array (called by the
     patched function, whose caller is the cell's frame for a call the cell makes: ``Session.where_below``)."""
     builder = builder_of((value,))
@@ -703,34 +705,34 @@ def _from_array(sess: Any, value: Any, what: str, dtype: Any, eager: torch.Tenso
         builder = sess.reopen(builder)
         if builder.closed:  # between two nodes: not recorded, but a write through either side reaches the other
             outside = sess.outside(builder, eager, what)
-            if isinstance(value, np.ndarray):
+            if isinstance(value, ndarray):
                 sess.link(value, outside, shares=True if what == "torch.from_numpy" else None)
             return outside
     line, location, helper = sess.where_below()
     start = len(builder.fresh)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, ndarray):
         node = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
     else:  # a list of traced values: stacked
         parts = [sess.graph_value(builder, v, line, as_tensor=True, helper=helper) for v in value]
         node = builder.emit("call_function", torch.stack, (parts,), line=line, numpy=what, location=location,
                             helper=helper)
     node = builder.emit("call_method", "to", (node, eager.dtype), line=line, numpy=what, location=location,
-                        helper=helper) if dtype is not None or not isinstance(value, np.ndarray) else node
+                        helper=helper) if dtype is not None or not isinstance(value, ndarray) else node
     _leapp_portability(sess, builder, what, (value,), {"dtype": dtype}, [node.name], line, location)
     traced = sess.wrap(builder, eager, node)
     replay.settle(sess, builder, start, (value,), traced)
-    if isinstance(value, np.ndarray) and what != "torch.tensor":  # torch.tensor copies; from_numpy never does
+    if isinstance(value, ndarray) and what != "torch.tensor":  # torch.tensor copies; from_numpy never does
         sess.link(value, traced, shares=True if what == "torch.from_numpy" else None)
     return traced
 
 
-def _from_numpy(array: Any) -> torch.Tensor:
+def _from_numpy(array: Any) -> Tensor:
     original = _ORIGINAL["from_numpy"]
     sess = _session.active()
     if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
         return original(plain(array, depth=0))
     with _OWN_READS():
-        eager = original(array.view(np.ndarray))
+        eager = original(array.view(ndarray))
         return _from_array(sess, array, "torch.from_numpy", None, eager)
 
 
@@ -739,7 +741,7 @@ def _conversion(name: str) -> Callable[..., Any]:
 
     def convert(data: Any, *args: Any, **kwargs: Any) -> Any:
         sess = _session.active()
-        if sess is None or sess.suspended or not isinstance(data, (np.ndarray, list, tuple)) \
+        if sess is None or sess.suspended or not isinstance(data, (ndarray, list, tuple)) \
                 or builder_of((data,)) is None:
             return original(plain(data, scalars=True), *args, **kwargs)
         with sess.eager():
@@ -824,10 +826,10 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
     if dependent:
         builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
                        dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
-    if isinstance(result, torch.Tensor):
+    if isinstance(result, Tensor):
         replay.trusted(builder, start)
         wrapped = sess.wrap(builder, result, node)
-    elif isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
+    elif isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
         parts = [builder.emit("call_function", operator.getitem, (node, i), line=line, numpy=f"{name}(...)[{i}]",
                               location=location, helper=helper) for i in range(len(result))]
         replay.trusted(builder, start)
