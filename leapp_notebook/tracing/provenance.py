@@ -45,7 +45,9 @@ class Pending:
     fixer, constant kwargs, the facts records it made: [last site, its record, {site: record} or None], its key
     in fx's find_nodes table),
     ``args``/``kwargs`` the call's arguments (earlier pending nodes among them), ``site`` its (line, location,
-    helper), ``node`` the fx node once built."""
+    helper), ``node`` the fx node once built. No ``__init__``: the recording path makes one per replayed node as
+    ``Pending()`` (cheaper than ``object.__new__(Pending)``, whose argument checks cost more than the call) and sets
+    the fields."""
 
     __slots__ = ("spec", "args", "kwargs", "site", "node")
 

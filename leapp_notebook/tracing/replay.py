@@ -730,7 +730,7 @@ def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
 _SOURCES: dict[str, Any] = {}  # generated source -> the function making its functions (``_define``)
 _MAX_SOURCES = 4_096
 # The globals of every generated function: the names all of them use (each template's own values are its closure's)
-_SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "new": object.__new__, "KEY": KEY,
+_SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "KEY": KEY,
                            "const_operand": const_operand, "Provenance": Provenance, "new_provenance": object.__new__,
                            "root": root}
 
@@ -778,7 +778,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
         static_kwargs = None if _nested(kwargs) else kwargs
         spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None, None],
                 (op, target if op == "call_function" else None))  # the key of fx's find_nodes table
-        line = f"    n{i} = new(Pending); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
+        line = f"    n{i} = Pending(); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
                f"; n{i}.site = site; n{i}.node = None"
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"

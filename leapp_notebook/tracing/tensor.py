@@ -235,7 +235,7 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     spec = fast.specs.get((shape, dtype))
     if spec is None:
         spec = _fast_spec(fast, shape, dtype)
-    pending = _new(Pending)
+    pending = Pending()
     pending.spec, pending.args, pending.site, pending.node = spec, tuple(graph_args), site, None
     pending.kwargs = dict(kwargs) if kwargs else None
     builder.graph.log.append(pending)
