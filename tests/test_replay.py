@@ -9,6 +9,9 @@ that could not be checked when they were made.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
 import warnings
 import weakref
 from typing import Any
@@ -22,7 +25,7 @@ import leapp_notebook as ln
 from benchmarks.trace_overhead import CELL
 from leapp_notebook.tracing import builder as _builder
 from leapp_notebook.tracing import replay
-from leapp_notebook.tracing.facts import facts
+from leapp_notebook.tracing.facts import NodeFacts, SharedState, SitedFacts, derive, facts, update
 from leapp_notebook.tracing.indexing import _GETITEM
 
 
@@ -872,6 +875,56 @@ def test_a_retraced_straight_line_cell_finds_each_sites_facts_again(monkeypatch)
     assert fourth == third and any(a is not b for a, b in zip(third, fourth, strict=True))
     cache_off_lines = [facts(n).line for n in _snapshot_cache_off_graph(cell, x)]
     assert [r.line for r in fourth] == cache_off_lines
+
+
+
+def test_replayed_nodes_share_their_template_ops_facts_and_keep_their_own_sites():
+    """A replayed node's record is a SitedFacts: its template op's facts are not copied (the record's ``__dict__``
+    is the op's read-only SharedState, one object for every node the op makes) and its site is its own. It reads,
+    compares and hashes as a plain NodeFacts with the same values; what derives a record from it (``derive``,
+    ``facts.update``, ``dataclasses.replace``, copying, pickling) gives a plain one that keeps the site; nothing
+    can edit the shared facts in place."""
+    body = ["h = np.tanh(h) * 0.5"] * 4
+    cell = "\n".join(['h = annotate.input_tensors("node", {"x": x})', *body,
+                      'annotate.output_tensors("node", {"y": h})']) + "\n"
+    x = np.random.default_rng(12).standard_normal((3, 4)).astype(np.float32)
+    replay.TEMPLATES.clear()
+    _builder.forget_site_facts()
+    for _ in range(2):  # the second trace replays every call
+        graph = _trace(cell, {"np": np, "x": x}).nodes["node"].graph.graph
+    nodes = [n for n in graph.nodes if n.op == "call_function"]
+    records = [facts(n) for n in nodes]
+    assert all(type(r) is SitedFacts for r in records)
+    tanh, mul = records[0::2], records[1::2]
+    assert [r.line for r in tanh] == [r.line for r in mul] == [2, 3, 4, 5]
+    assert len({id(r.__dict__) for r in tanh}) == 1 and len({id(r.__dict__) for r in mul}) == 1
+    assert isinstance(tanh[0].__dict__, SharedState) and tanh[0].__dict__ is not mul[0].__dict__
+    assert "line" not in tanh[0].__dict__  # the site is the record's own
+
+    built = [facts(n) for n in _snapshot_cache_off_graph(cell, x)]
+    assert all(type(r) is NodeFacts for r in built)
+    assert records == built and built == records  # either side of ==
+    assert [hash(r) for r in records] == [hash(r) for r in built]
+    assert records[2] != records[0]  # the same op's facts at another line
+
+    record = tanh[1]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.line = 9  # type: ignore[misc]
+    with pytest.raises(TypeError, match="shared by its nodes"):
+        record.__dict__["numpy"] = "np.sin"
+    with pytest.raises(TypeError, match="shared by its nodes"):
+        record.__dict__.update(dtype="float64")
+    assert tanh[0].numpy == "np.tanh" and tanh[0].dtype == "float32"
+
+    changed = dataclasses.replace(record, dtype="float64")
+    assert type(changed) is NodeFacts and (changed.line, changed.numpy, changed.dtype) == (3, "np.tanh", "float64")
+    derived = derive(record, {"torch": "torch.sin"})
+    assert type(derived) is NodeFacts and (derived.line, derived.torch, derived.shape) == (3, "torch.sin", (3, 4))
+    for copied in (copy.copy(record), copy.deepcopy(record), pickle.loads(pickle.dumps(record))):
+        assert type(copied) is NodeFacts and copied == record and copied.line == 3
+    updated = update(nodes[2], view=True)  # one node's facts: the others keep theirs
+    assert type(updated) is NodeFacts and updated.line == 3 and updated.view
+    assert facts(nodes[2]) is updated and not any(facts(n).view for n in nodes if n is not nodes[2])
 
 
 def _snapshot_cache_off_graph(cell: str, x: np.ndarray) -> list[Any]:

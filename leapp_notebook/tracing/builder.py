@@ -21,7 +21,7 @@ from torch.fx.immutable_collections import immutable_dict
 from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
-from .facts import KEY, NodeFacts, facts, make, update
+from .facts import KEY, NodeFacts, SitedFacts, facts, make, update
 from .provenance import Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
@@ -43,6 +43,10 @@ _init_node = torch._C._NodeBase.__init__
 # given as it is, and makes a new one (one more object for the collector to walk) from anything else. Nothing can
 # change it in place (fx replaces a node's kwargs, never edits them).
 _NO_KWARGS = immutable_dict()
+# A SitedFacts record's __dict__ (the template op's SharedState) and its site, set without the frozen
+# dataclass's __setattr__ (a Python function)
+_SET_STATE = NodeFacts.__dict__["__dict__"].__set__
+_SET_SITE = SitedFacts._site.__set__
 # made by RecordingGraph._make (fx's create_node adds only checks and a scan for symbolic values to it)
 _FAST_OPS = frozenset({"call_function", "call_method", "call_module", "placeholder", "get_attr", "output"})
 _CONVERSIONS = frozenset({"ndarray.astype", "np.astype", "np.asarray", "np.array", "np.ascontiguousarray"})
@@ -95,6 +99,7 @@ class RecordingGraph(fx.Graph):
         table = self._find_nodes_lookup_table.table
         new = object.__new__
         kept = _SITE_MEMOS_KEPT
+        set_state, set_site = _SET_STATE, _SET_SITE
         for pending in log:
             op, target, base, state, fix, kwargs, memo, found_by = pending.spec
             if kwargs is None:
@@ -113,8 +118,9 @@ class RecordingGraph(fx.Graph):
             append(node)
             table[found_by][node] = None
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
-            # the nodes one template op makes at one cell site (a loop's iterations) share one record. (The
-            # template is process-wide: its memo holds the record and the site, never the graph.)
+            # the nodes one template op makes at one cell site (a loop's iterations) share one record, a
+            # SitedFacts whose __dict__ is the op's state itself (read-only). (The template is process-wide: its
+            # memo holds the record and the site, never the graph.)
             # A re-trace finds the records of a straight-line cell's sites (each op at a line of its own) in the
             # op's own table of its sites (``memo[2]``; ``_SITE_MEMOS``).
             site = pending.site
@@ -123,11 +129,10 @@ class RecordingGraph(fx.Graph):
             else:
                 by_site = memo[2]
                 record = by_site.get(site) if by_site is not None else None
-                if record is None:
-                    record = new(NodeFacts)
-                    values = record.__dict__
-                    values.update(state)
-                    values["line"], values["location"], values["helper"] = site
+                if record is None:  # the op's facts, not a copy (SitedFacts), and the site
+                    record = new(SitedFacts)
+                    set_state(record, state)
+                    set_site(record, site)
                     if by_site is None or kept[0] >= _MAX_SITE_FACTS:
                         by_site = _site_table(memo)
                     by_site[site] = record
@@ -166,7 +171,8 @@ class RecordingGraph(fx.Graph):
 # The facts records of each template op by cell site, across traces (RecordingGraph.flush): a template op's memo is
 # [last site, its record, {site: record} or None]. The last site's record serves a loop's iterations; the table, a
 # re-traced straight-line cell, where every op has a line of its own and would otherwise get a record made for
-# every node on every trace. The tables hold at most _MAX_SITE_FACTS records in all (about 0.6 KB each: 12 MB),
+# every node on every trace. The tables hold at most _MAX_SITE_FACTS records in all (a SitedFacts, its site tuple
+# and its table entry: about 0.2 KB, 4 MB in all; a copy of the facts took 0.6 KB before),
 # counted in _SITE_MEMOS_KEPT; when full they all start over. Entries are the site tuples and records themselves:
 # nothing the collector walks per op is added.
 _SITE_MEMOS: list[list[Any]] = []  # the memos that have a table

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import torch.fx
@@ -57,6 +58,64 @@ class NodeFacts:
 
 _EMPTY = NodeFacts()
 _FIELDS = frozenset(f.name for f in fields(NodeFacts))
+_VALUES = attrgetter(*(f.name for f in fields(NodeFacts)))  # a record's field values, in order
+
+
+class SharedState(dict):
+    """The facts of one template op, shared by the :class:`SitedFacts` records of every node it makes: read-only,
+    so that no change meant for one node reaches the others (a refused write is a bug in the tracer)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a template op's facts are shared by its nodes: derive() a record instead of editing one")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = __ior__ = _refuse  # type: ignore
+
+
+class SitedFacts(NodeFacts):
+    """The facts of a replayed node (``RecordingGraph.flush``): its template op's facts, not copied (the record's
+    ``__dict__`` is the op's :class:`SharedState`), and its cell site (line, location, helper) in a slot.
+
+    A copy of the facts is a dict of about a dozen entries (464 bytes) and one more object for the collector to walk;
+    a straight-line cell makes a record for every node (each has a line of its own), so at 100,000 ops the copies
+    were a third of the trace's memory. Reads, equality and hashing are NodeFacts' (a record equals a plain one with
+    the same values); ``derive``, ``dataclasses.replace``, ``copy`` and ``pickle`` give plain NodeFacts."""
+
+    __slots__ = ("_site",)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> NodeFacts:  # type: ignore[misc]
+        # a call (dataclasses.replace does one): a plain record; the tracer makes these with object.__new__
+        return NodeFacts(*args, **kwargs)
+
+    @property
+    def line(self) -> int | None:  # type: ignore[override]
+        return self._site[0]
+
+    @property
+    def location(self) -> str | None:  # type: ignore[override]
+        return self._site[1]
+
+    @property
+    def helper(self) -> str | None:  # type: ignore[override]
+        return self._site[2]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NodeFacts):
+            return _VALUES(self) == _VALUES(other)
+        return NotImplemented
+
+    __hash__ = NodeFacts.__hash__  # the hash of the same values (a class that defines __eq__ loses its own)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _restored, (held_values(self),)
+
+
+def held_values(record: NodeFacts) -> dict[str, Any]:
+    """The values a record holds, without the class's defaults: its ``__dict__``, and a sited record's site."""
+    if type(record) is SitedFacts:
+        held = dict(record.__dict__)
+        held["line"], held["location"], held["helper"] = record._site
+        return held
+    return dict(record.__dict__)
 
 
 def derive(base: NodeFacts, changes: dict[str, Any]) -> NodeFacts:
@@ -65,6 +124,8 @@ def derive(base: NodeFacts, changes: dict[str, Any]) -> NodeFacts:
     new = object.__new__(NodeFacts)
     state = new.__dict__
     state.update(base.__dict__)
+    if type(base) is SitedFacts:
+        state["line"], state["location"], state["helper"] = base._site
     state.update(changes)
     return new
 
@@ -75,6 +136,11 @@ def make(**values: Any) -> NodeFacts:
     new = object.__new__(NodeFacts)
     new.__dict__.update(values)
     return new
+
+
+def _restored(held: dict[str, Any]) -> NodeFacts:
+    """A plain record of ``held``'s values: how a copied or pickled :class:`SitedFacts` comes back."""
+    return make(**held)
 
 
 def facts(node: Any) -> NodeFacts:

@@ -34,7 +34,7 @@ from torch import Tensor, fx
 
 from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
-from .facts import KEY, facts, update
+from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
 from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
@@ -776,7 +776,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
-        spec = (op, target, base_name(op, target), state, fix, static_kwargs, [None, None, None],
+        spec = (op, target, base_name(op, target), SharedState(state), fix, static_kwargs, [None, None, None],
                 (op, target if op == "call_function" else None))  # the key of fx's find_nodes table
         line = f"    n{i} = Pending(); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
                f"; n{i}.site = site; n{i}.node = None"

@@ -1151,8 +1151,8 @@ def _set_value_facts(node: fx.Node, shape: tuple[int, ...], dtype: str, kind: st
     so a node given a value again (a crossing: ``t.numpy()`` of a tensor recorded by the fast path) gets a copy."""
     record = node.meta[KEY]
     values = record.__dict__
-    if "kind" not in values:
+    if "kind" not in values and type(values) is dict:  # not a SitedFacts: its __dict__ is its template op's
         values.update(shape=shape, dtype=dtype, kind=kind, view=view)
-    elif values["kind"] != kind or values.get("shape") != shape or values.get("dtype") != dtype \
-            or values.get("view", False) != view:  # a replayed call's node holds its signature's facts already
+    elif record.kind != kind or record.shape != shape or record.dtype != dtype or record.view != view:
+        # a replayed call's node holds its signature's facts already
         node.meta[KEY] = derive(record, {"shape": shape, "dtype": dtype, "kind": kind, "view": view})

@@ -29,7 +29,7 @@ from . import indexing, leapp_defects, replay, torch_impl
 from . import session as _session
 from .builder import base_name, target_display
 from .dtypes import dtype_name, numpy_dtype
-from .facts import ModuleFacts, update
+from .facts import ModuleFacts, SharedState, update
 from .provenance import Pending, Provenance, builder_of, iter_traced, plain, rebuilt, tensor_version
 
 _ORIGINAL: dict[str, Any] = {}
@@ -293,8 +293,8 @@ def _fast_spec(fast: _FastPlan, shape: Any, dtype: Any) -> tuple[Any, ...]:
     nodes in place of pending ones, and the template op's memo of its facts by site."""
     if len(fast.specs) >= _MAX_SPECS:
         fast.specs.clear()
-    state = {"numpy": fast.shown, "torch": fast.torch, "shape": tuple(shape), "dtype": dtype_name(dtype),
-             "kind": "torch", "view": False}
+    state = SharedState(numpy=fast.shown, torch=fast.torch, shape=tuple(shape), dtype=dtype_name(dtype),
+                        kind="torch", view=False)
     spec = fast.specs[(shape, dtype)] = (fast.op, fast.target, fast.base, state, _built_args, None,
                                          [None, None, None],
                                          (fast.op, fast.target if fast.op == "call_function" else None))
