@@ -10,7 +10,11 @@
    check run + building the ``GraphModule``) and LEAPP 0.7.2's ``start`` + cell + ``stop`` when it is
    installed. Best of the repeat shown per size (fewer repeats for large cells). Every run starts after
    ``gc.collect()``, so garbage left by the previous trace is not collected on the next one's clock; the
-   automatic collections a trace triggers itself are part of its cost, as in a notebook.
+   automatic collections a trace triggers itself are part of its cost, as in a notebook. Under each table: the
+   part of the best ``trace_cell`` spent in the collector's automatic runs and in building the fx nodes
+   (``RecordingGraph.flush``), and the memory one trace keeps alive per op (tracemalloc, one more trace in
+   ``leapp``): on large cells the cost that grows with the size is memory (docs/performance.md, the twentieth
+   round).
 2. Memory: a ~10-op element-wise + reduction cell on a large float32 input, its peak above the input for the
    eager cell and for ``trace_cell``, measured in a fresh subprocess per figure, two ways: tracemalloc (Python
    and NumPy allocations; torch's allocator is invisible to it) and the RSS high-water mark (VmHWM, reset
@@ -110,6 +114,8 @@ class SizeResult:
     record: dict[str, float] = field(default_factory=dict)
     trace: dict[str, float] = field(default_factory=dict)
     gc: dict[str, float] = field(default_factory=dict)  # automatic GC inside the best trace_cell run
+    flush: dict[str, float] = field(default_factory=dict)  # RecordingGraph.flush inside the best trace_cell run
+    kept: float | None = None  # bytes a trace keeps alive (tracemalloc, profile leapp), whole cell
     leapp: float | None = None
     leapp_note: str = ""
     cpu_share: float = 1.0  # CPU time / wall time over the timed runs (below ~0.9: the figures are noisy)
@@ -188,6 +194,52 @@ def record_split_available() -> bool:
     return callable(getattr(builder, "finish", None))
 
 
+class _FlushTimer:
+    """Adds up the time the engine's ``RecordingGraph.flush`` (building the fx nodes of the replayed calls) takes
+    while it is entered; ``seconds`` is None for an engine without it."""
+
+    def __init__(self) -> None:
+        builder = sys.modules.get("leapp_notebook.tracing.builder")
+        self.graph = getattr(builder, "RecordingGraph", None)
+        self.seconds: float | None = 0.0 if callable(getattr(self.graph, "flush", None)) else None
+
+    def __enter__(self) -> "_FlushTimer":
+        if self.seconds is not None:
+            flush = self.original = self.graph.flush
+
+            def timed(graph: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return flush(graph)
+                finally:
+                    self.seconds += time.perf_counter() - start
+
+            self.graph.flush = timed
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.seconds is not None:
+            self.graph.flush = self.original
+
+
+def kept_bytes(source: str, x: np.ndarray) -> float | None:
+    """Bytes one ``trace_cell`` of ``source`` keeps alive while its trace is (tracemalloc, profile ``leapp``), after
+    the timed runs (a re-trace: the recording cache is warm). None when tracemalloc is already tracing."""
+    if tracemalloc.is_tracing():
+        return None
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        trace = ln.trace_cell(source, {"np": np, "x": x}, profile="leapp")
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    del trace
+    gc.collect()
+    return float(kept)
+
+
 def time_trace(source: str, x: np.ndarray, profile: str) -> tuple[float | None, float]:
     """(record seconds, or None when the engine cannot be split; whole trace_cell seconds)."""
     if record_split_available():
@@ -236,7 +288,7 @@ def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray 
     runs = repeat_for(max(ops.values()), repeat)
     clocks = {shape: _Clock() for shape in shapes}
     eager: dict[str, list[float]] = {shape: [] for shape in shapes}
-    ours: dict[str, dict[str, list[tuple[float | None, float, float]]]] = {
+    ours: dict[str, dict[str, list[tuple[float | None, float, float, float | None]]]] = {
         shape: {profile: [] for profile in PROFILES} for shape in shapes}
     leapp: dict[str, list[tuple[float, list[str]]]] = {shape: [] for shape in shapes}
     leapp_failure = dict.fromkeys(shapes, "")
@@ -246,8 +298,9 @@ def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray 
             log(f"  {shape} cell, {ops[shape]:,} ops ({steps} steps): round {round_ + 1} of {runs}")
             eager[shape].append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))  # noqa: B023
             for profile in PROFILES:
-                record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
-                ours[shape][profile].append((record, total, clock.last_gc))
+                with _FlushTimer() as flush:
+                    record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
+                ours[shape][profile].append((record, total, clock.last_gc, flush.seconds))
             if with_leapp and not leapp_failure[shape]:
                 try:
                     with recursion_limit(LEAPP_RECURSION_LIMIT):
@@ -261,11 +314,14 @@ def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray 
         result = SizeResult(target=target_ops, steps=steps, ops=ops[shape], repeat=runs, eager=min(eager[shape]),
                             cpu_share=clocks[shape].cpu_share, shape=shape)
         for profile in PROFILES:
-            records = [record for record, _, _ in ours[shape][profile] if record is not None]
+            records = [record for record, *_ in ours[shape][profile] if record is not None]
             if records:
                 result.record[profile] = min(records)
             best = min(ours[shape][profile], key=lambda run: run[1])
             result.trace[profile], result.gc[profile] = best[1], best[2]
+            if best[3] is not None:
+                result.flush[profile] = best[3]
+        result.kept = kept_bytes(sources[shape], x)
         if leapp[shape] and not leapp_failure[shape]:
             result.leapp = min(seconds for seconds, _ in leapp[shape])
             warnings = leapp[shape][0][1]
@@ -300,6 +356,11 @@ def scaling_lines(results: list[SizeResult]) -> list[str]:
     for profile in PROFILES:
         lines.append(f"{f'  of which automatic GC ({profile})':{label_width}}"
                      + "".join(_cell(r.per_op(r.gc.get(profile)), ".2f") for r in results))
+    for profile in PROFILES:
+        lines.append(f"{f'  of which fx nodes, flush ({profile})':{label_width}}"
+                     + "".join(_cell(r.per_op(r.flush.get(profile)), ".2f") for r in results))
+    lines.append(f"{'trace kept alive, bytes per op':{label_width}}"
+                 + "".join(_cell(None if r.kept is None else r.kept / r.ops, ".0f") for r in results))
 
     base = results[0]
     lines += ["", f"flatness: us/op relative to the {base.ops:,}-op cell (target <= {TARGET_FLATNESS}x at 100,000 ops)"]

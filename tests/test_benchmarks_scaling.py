@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import scaling  # noqa: E402
+from leapp_notebook.tracing.builder import RecordingGraph  # noqa: E402
 
 
 def test_steps_for_sizes_the_loop_cell_to_the_nearest_whole_step():
@@ -27,13 +28,17 @@ def test_repeat_for_caps_large_cells_at_three_runs():
 
 
 def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
+    flush = RecordingGraph.flush
     result = scaling.measure_size(21, repeat=1, with_leapp=False)
     assert (result.steps, result.ops, result.repeat) == (1, 21, 1)
     assert result.eager > 0
     for profile in scaling.PROFILES:
         assert 0 < result.record[profile] <= result.trace[profile]
         assert 0 <= result.gc[profile] < result.trace[profile]
+        assert 0 < result.flush[profile] < result.record[profile]  # the fx nodes are built before the node closes
     assert 0 < result.cpu_share <= 1.05
+    assert 21 * 300 < result.kept < 21 * 20_000  # bytes the trace keeps alive: fx nodes, facts, the GraphModule
+    assert RecordingGraph.flush is flush  # the timer put the engine's own back
     series = result.series()
     assert series["LEAPP 0.7.2: start+cell+stop"] is None
     assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
@@ -77,6 +82,13 @@ def test_tables_report_flatness_against_the_smallest_cell_and_the_leapp_ratio():
     assert trace_rows[0].split()[-2:] == ["10.00", "13.00"]  # us/op
     assert trace_rows[1].split()[-2:] == ["1.00x", "1.30x"]  # flatness
     assert [line for line in lines if line.startswith("leapp: trace_cell")][0].split()[-2:] == ["8.0x", "6.0x"]
+    flush_rows = [line for line in lines if line.startswith("  of which fx nodes, flush")]
+    assert [row.split()[-2:] for row in flush_rows] == [["-", "-"], ["-", "-"]]  # not measured: not shown as 0
+    results[1].flush["leapp"], results[1].kept = 2.5e-6 * 1_995, 1_995 * 1_200.0
+    lines = scaling.scaling_lines(results)
+    assert [line for line in lines if line.startswith("  of which fx nodes, flush (leapp)")][0].split()[-1] == "2.50"
+    assert [line for line in lines if line.startswith("trace kept alive, bytes per op")][0].split()[-2:] == [
+        "-", "1200"]
     targets = "\n".join(scaling.target_lines(results, None))
     assert "6.0x (worst size)  met" in targets
     assert "1.300x (1,995 vs 210 ops)  NOT met" in targets
