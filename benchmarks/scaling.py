@@ -13,8 +13,8 @@
    automatic collections a trace triggers itself are part of its cost, as in a notebook. Under each table: the
    part of the best ``trace_cell`` spent in the collector's automatic runs and in building the fx nodes
    (``RecordingGraph.flush``), and the memory one trace keeps alive per op (tracemalloc, one more trace in
-   ``leapp``): on large cells the cost that grows with the size is memory (docs/performance.md, the twentieth
-   round).
+   ``leapp``; cells of up to 2,000 lines): on large cells the cost that grows with the size is memory
+   (docs/performance.md, the twentieth round).
 2. Memory: a ~10-op element-wise + reduction cell on a large float32 input, its peak above the input for the
    eager cell and for ``trace_cell``, measured in a fresh subprocess per figure, two ways: tracemalloc (Python
    and NumPy allocations; torch's allocator is invisible to it) and the RSS high-water mark (VmHWM, reset
@@ -222,10 +222,14 @@ class _FlushTimer:
             self.graph.flush = self.original
 
 
+KEPT_MAX_LINES = 2_000  # tracemalloc finds each allocation's line by a walk of its code's line table: quadratic
+
+
 def kept_bytes(source: str, x: np.ndarray) -> float | None:
     """Bytes one ``trace_cell`` of ``source`` keeps alive while its trace is (tracemalloc, profile ``leapp``), after
-    the timed runs (a re-trace: the recording cache is warm). None when tracemalloc is already tracing."""
-    if tracemalloc.is_tracing():
+    the timed runs (a re-trace: the recording cache is warm). None when tracemalloc is already tracing, or for a
+    cell of more than KEPT_MAX_LINES lines (the straight-line cell from 20,000 ops: 25 s at 8,500 lines)."""
+    if tracemalloc.is_tracing() or source.count("\n") > KEPT_MAX_LINES:
         return None
     gc.collect()
     tracemalloc.start()

@@ -39,6 +39,8 @@ def test_measure_size_counts_the_recorded_ops_and_times_every_series_of_ours():
     assert 0 < result.cpu_share <= 1.05
     assert 21 * 300 < result.kept < 21 * 20_000  # bytes the trace keeps alive: fx nodes, facts, the GraphModule
     assert RecordingGraph.flush is flush  # the timer put the engine's own back
+    long_cell = scaling.cell_source("straight", scaling.KEPT_MAX_LINES // 9 + 1)
+    assert scaling.kept_bytes(long_cell, scaling.scaling_input()) is None  # tracemalloc is quadratic there
     series = result.series()
     assert series["LEAPP 0.7.2: start+cell+stop"] is None
     assert series["leapp_notebook leapp: trace_cell"] == pytest.approx(result.trace["leapp"] / 21 * 1e6)
