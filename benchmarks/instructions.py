@@ -17,7 +17,8 @@ first-level instruction- and data-cache misses per op, and the last-level data m
 simulates this host's 1 MB per-core L2 as the last level, instead of the host's shared L3). A change that removes
 instructions but not misses moves the wall-clock figures less than the count suggests (issue 11's sixth round: 14%
 fewer instructions, 3% fewer misses). The cells ``loop-20k`` and ``straight-20k`` are scaling.py's 20,000-op size:
-what grows with the cell shows against ``loop`` and ``straight``.
+what grows with the cell shows against ``loop`` and ``straight``. ``file:PATH`` measures a cell of one's own (one
+kind of call in a loop, say), with ``x`` and the constants cell's arrays (MEAN, STD, W, LOW, HIGH, GOAL) defined.
 
 ``--eager`` also counts the cell run by NumPy alone (``annotate`` passing its values through, as scaling.py's eager
 row runs it), once per cell, and prints each trace's count per op as a multiple of it: issue 11's record target
@@ -70,6 +71,8 @@ def cell(name: str) -> tuple[str, dict[str, object]]:
     import trace_overhead
 
     x = scaling.scaling_input()
+    if name.startswith("file:"):  # a cell of one's own, with the constants cell's arrays
+        return Path(name[5:]).read_text(encoding="utf-8"), {"np": np, "x": x, **trace_overhead.constants_objects()}
     if name in ("loop", "straight"):
         return scaling.cell_source(name, 95), {"np": np, "x": x}
     if name in ("loop-20k", "straight-20k"):  # scaling.py's 20,000-op size: what grows with the cell shows
@@ -219,7 +222,9 @@ def measure(engine: Path, name: str, traces: int, profile: str = "leapp", cache_
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", default="loop,straight", help=f"comma-separated, among {', '.join(CELLS)}")
+    parser.add_argument("--cells", default="loop,straight",
+                        help=f"comma-separated, among {', '.join(CELLS)}, or file:PATH (a cell of one's own, with x "
+                             "(8, 16) and the constants cell's arrays defined)")
     parser.add_argument("--traces", type=int, default=2, help="instrumented traces per cell (default 2)")
     parser.add_argument("--profiles", default="leapp", help="comma-separated, among leapp, full (default leapp)")
     parser.add_argument("--engine", action="append", default=[],
@@ -242,7 +247,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     names = [c.strip() for c in args.cells.split(",") if c.strip()]
     for name in names:
-        if name not in CELLS:
+        if name.startswith("file:") and not Path(name[5:]).is_file():
+            parser.error(f"cell {name!r}: no such file")
+        if name not in CELLS and not name.startswith("file:"):
             parser.error(f"cell {name!r}: use one of {', '.join(CELLS)}")
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
     for profile in profiles:
@@ -260,7 +267,8 @@ def main(argv: list[str] | None = None) -> None:
           + ("".join(f" {event + '/op':>10}" for event in MISSES) if args.cache_sim else ""))
     def row(name: str, profile: str, engine: str, ops: int, per_trace: float, misses: dict[str, int] | None,
             tail: str = "") -> None:
-        print(f"{name:12} {profile:7} {engine[-40:]:40} {ops:>6,} {per_trace:>19,.0f} {per_trace / ops:>9,.0f}"
+        label = Path(name[5:]).stem if name.startswith("file:") else name
+        print(f"{label[:12]:12} {profile:7} {engine[-40:]:40} {ops:>6,} {per_trace:>19,.0f} {per_trace / ops:>9,.0f}"
               + ("".join(f" {misses[e] / args.traces / ops:>10,.0f}" for e in MISSES) if misses else "") + tail,
               flush=True)
 

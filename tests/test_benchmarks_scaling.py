@@ -186,7 +186,7 @@ def test_replay_coverage_lists_the_parity_cases_a_re_trace_builds_again(capsys):
     assert re.match(r"\d+ cases traced twice; \d+ build some call again on the re-trace \(1 lookup rows\)", summary)
 
 
-def test_instructions_reads_valgrinds_count_and_names_its_cells():
+def test_instructions_reads_valgrinds_count_and_names_its_cells(tmp_path):
     """benchmarks/instructions.py: the count valgrind prints, every named cell traceable, and whole measurements
     of the 210-op cell where valgrind is installed (re-trace, cache misses, first trace and NumPy alone: about a
     minute each, Python starts under it)."""
@@ -205,6 +205,14 @@ def test_instructions_reads_valgrinds_count_and_names_its_cells():
         assert trace.hazards == [] and len(trace.nodes) == 1, name
     with pytest.raises(ValueError, match="cell"):
         instructions.cell("spiral")
+    own = tmp_path / "clip.py"  # a cell of one's own, on the constants cell's arrays
+    own.write_text('h = annotate.input_tensors("node", {"x": x})\nfor i in range(3):\n    h = np.clip(h - MEAN, '
+                   '-1.0, 1.0) / STD\nannotate.output_tensors("node", {"y": h})\n', encoding="utf-8")
+    source, namespace = instructions.cell(f"file:{own}")
+    trace = ln.trace_cell(source, dict(namespace))
+    assert trace.hazards == [] and len(trace.nodes["node"].graph.graph.find_nodes(op="get_attr")) == 2
+    with pytest.raises(SystemExit):
+        instructions.main(["--cells", f"file:{tmp_path / 'missing.py'}"])
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed: the measurement itself is not run")
     count, ops, misses = instructions.measure(Path(instructions.ROOT), "small", 1)

@@ -25,6 +25,7 @@ import leapp_notebook as ln
 from benchmarks.trace_overhead import CELL
 from leapp_notebook.tracing import builder as _builder
 from leapp_notebook.tracing import replay
+from leapp_notebook.tracing import session as sess_module
 from leapp_notebook.tracing.facts import NodeFacts, SharedState, SitedFacts, derive, facts, update
 from leapp_notebook.tracing.indexing import _GETITEM
 
@@ -563,6 +564,50 @@ annotate.output_tensors("node", {"y": h})
     eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
     exec(source, eager)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=0, atol=0)
+
+
+def test_a_constant_operand_is_found_again_until_it_changes_or_receives_traced_data(monkeypatch):
+    """A replayed call finds its plain array operand's constant again (``const_operand``'s short way: the same array
+    object and bytes, nothing traced written into it): one constant per array and value, in the graph the calls
+    built one by one give; once traced data is written into the array (``out=``) it is baked and reported at each
+    use, and after a plain in-place change it gets a constant of its new value. The short way is taken, and the
+    long one only for the constants it makes."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(3):
+    h = np.clip(h - B, LOW, HIGH) * B
+STEP[0] += 1.0
+for i in range(3):
+    h = (h - B) * STEP
+np.multiply(h, 0.5, out=B)
+for i in range(2):
+    h = h + B
+annotate.output_tensors("node", {"y": h})
+'''
+
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": np.linspace(-2.0, 2.0, 4).astype(np.float32), "B": np.full(4, 0.25, np.float32),
+                "STEP": np.zeros(4, np.float32), "LOW": np.full(4, -1.0, np.float32),
+                "HIGH": np.full(4, 1.5, np.float32)}
+
+    off = _snapshot_cache_off(source, namespace)
+    # out= into B at line 7, and B baked at both of its uses after it (one hazard at line 9, two constants marked)
+    assert [(h[0], h[1], len(h[4])) for h in off["node"]["hazards"]] == [("untraced-call", 7, 0),
+                                                                         ("untraced-call", 9, 2)]
+    assert snapshot(_trace(source, namespace())) == off  # fills the cache
+    long_way = _count(sess_module.Session, "graph_value")
+    try:
+        trace = _trace(source, namespace())
+    finally:
+        long_way.restore()
+    assert snapshot(trace) == off
+    graph = trace.nodes["node"].graph.graph
+    constants = [n for n in graph.nodes if n.op == "get_attr"]
+    # B, LOW, HIGH, STEP's new value, the two baked B; each genuine one made once (B used 9 times before out=)
+    assert [facts(n).const for n in constants].count("genuine") == 4, [n.name for n in constants]
+    # the long way for the constants made (B, LOW, HIGH, STEP) and the calls built after out=; 23 calls without the
+    # short way, 9 with it
+    assert long_way.calls <= 10, long_way.calls
 
 
 def test_templates_alike_share_one_compiled_source(monkeypatch):

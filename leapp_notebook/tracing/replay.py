@@ -36,7 +36,7 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
-from .provenance import Pending, Provenance, computed, iter_traced, root
+from .provenance import Pending, Provenance, _contents, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -165,6 +165,11 @@ def signature(sess: Any, builder: Any, row: Any, name: str, params: dict[str, An
                 parts.append((key, float, value))
             elif kind in _SIMPLE:
                 parts.append((key, kind, value))
+            elif kind is ndarray:  # a plain array: describe(), spelled out (np.clip(a, LOW, HIGH))
+                part = constant_part(sess, value)
+                if part is None:
+                    return None
+                parts.append((key, part))
             else:
                 parts.append((key, describe(value, builder, sess)))
         return tuple(parts)
@@ -508,6 +513,14 @@ def const_operand(builder: Any, value: Any, line: int | None, helper: str | None
     """The graph constant of a constant operand (a plain array, or one the cell made with no traced data), as
     building the call makes it (``Session.graph_value``: one node per array and contents); a node made now gets
     the facts the signature's first call was checked to."""
+    if type(value) is ndarray:
+        # Session.graph_value's answer for a plain array, spelled out for the common case (MEAN used again, unchanged):
+        # its constant when this node has one for the same object and bytes, and no traced data was written into it
+        hit = builder.genuine.get(id(value))
+        if hit is not None and hit[0] is value and hit[2] is not None and hit[2] == _contents(value):
+            taint = builder.session.tainted.get(id(value))
+            if taint is None or taint[0]() is not value:
+                return hit[1]
     made = len(builder.fresh)
     node = builder.session.graph_value(builder, value, line, helper=helper)
     if len(builder.fresh) != made:
