@@ -75,6 +75,32 @@ def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str,
     return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, where())
 
 
+_IMPLEMENTATIONS: dict[Any, Any] = {}  # a NumPy function -> what its dispatch calls (itself when it has no other)
+
+
+def _implementation(func: Any) -> Any:
+    """What NumPy's ``__array_function__`` dispatch of ``func`` calls when no argument overrides it."""
+    found = _IMPLEMENTATIONS.get(func)
+    if found is None:
+        found = _IMPLEMENTATIONS[func] = getattr(func, "_implementation", func)
+    return found
+
+
+def _plain_items(value: list[Any] | tuple[Any, ...]) -> Any:
+    """``plain(value)`` for a list or tuple of traced arrays, plain arrays and Python numbers (the same sequence when
+    nothing in it is traced); None for any other (plain() takes those)."""
+    traced = False
+    for item in value:
+        kind = type(item)
+        if kind is TracedArray:
+            traced = True
+        elif kind is not ndarray and kind is not float and kind is not int and kind is not bool:
+            return None
+    if not traced:
+        return value
+    return type(value)([item.view(ndarray) if type(item) is TracedArray else item for item in value])
+
+
 def _eager(a: Any, b: Any) -> dict[str, Any]:
     """NumPy's operands of a ufunc call with one or two (``b`` is ``_ONE_OPERAND`` for one)."""
     return {"x0": a} if b is _ONE_OPERAND else {"x0": a, "x1": b}
@@ -355,6 +381,7 @@ class TracedArray(ndarray):
         plain_list = []
         builder = None
         simple = True
+        own = True  # every argument an array or a number: no override for NumPy's dispatch to find
         for value in args:
             kind = type(value)
             if kind is TracedArray:
@@ -365,17 +392,36 @@ class TracedArray(ndarray):
                         builder = prov.builder
             elif kind is float or kind is int or kind is bool or value is None:
                 plain_list.append(value)
+            elif (kind is list or kind is tuple) and (items := _plain_items(value)) is not None:
+                # a sequence of arrays and numbers (np.concatenate([h, GOAL])): plain() and builder_of, spelled out
+                plain_list.append(items)
+                if simple and builder is None:
+                    for item in value:
+                        if type(item) is TracedArray and (prov := item._lp) is not None:
+                            builder = prov.builder
+                            break
             else:
                 plain_list.append(plain(value))
                 simple = False
+                if kind is not ndarray:
+                    own = False
         plain_args = tuple(plain_list)
-        plain_kwargs = {k: v if type(v) in _AS_IS else plain(v) for k, v in kwargs.items()} if kwargs else kwargs
+        plain_kwargs = kwargs
+        if kwargs:
+            for value in kwargs.values():
+                if type(value) not in _AS_IS:
+                    plain_kwargs = {k: v if type(v) in _AS_IS else plain(v) for k, v in kwargs.items()}
+                    own = False
+                    break
         if sess is None or sess.suspended:
             result = func(*plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere(args, result, getattr(func, "__name__", ""))
+        # Arrays and numbers alone: NumPy's dispatch would find no other override and call the implementation, so
+        # call it (np.clip(h, LOW, HIGH) passes the dispatch once, as the cell does, not twice)
+        run = _implementation(func) if own else func
         sess.suspended += 1
         try:
-            result = func(*plain_args, **plain_kwargs)
+            result = run(*plain_args, **plain_kwargs)
         finally:
             sess.suspended -= 1
         if builder is None:
@@ -409,17 +455,31 @@ class TracedArray(ndarray):
     # ---------------------------------------------------------------- methods
     def _method(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any],
                 eager_fn: Any = None) -> Any:
-        sess = _session.active()
+        sess = _session.ACTIVE
+        if sess is not None and sess.thread != get_ident():
+            sess = None
         plain_self = self.view(ndarray)
-        plain_args = tuple(plain(v) for v in args)
-        plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
+        # the arguments made plain (most calls pass numbers and axes, or nothing: kept as they are)
+        plain_args = args
+        for value in args:
+            if type(value) not in _AS_IS:
+                plain_args = tuple([plain(v) for v in args])
+                break
+        plain_kwargs = kwargs
+        for value in kwargs.values():
+            if type(value) not in _AS_IS:
+                plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
+                break
         if eager_fn is None:
             eager_fn = getattr(ndarray, mname)
         if sess is None or sess.suspended:
             result = eager_fn(plain_self, *plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere((self, *args), result, f"ndarray.{mname}")
-        with sess.eager():
+        sess.suspended += 1  # sess.eager(), spelled out
+        try:
             result = eager_fn(plain_self, *plain_args, **plain_kwargs)
+        finally:
+            sess.suspended -= 1
         builder = (self._lp.builder if self._lp is not None else None) or builder_of(args)
         if builder is None:
             return TracedArray.watch(result)
