@@ -349,8 +349,18 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     assert describe(np.ones(3), None, sess) != describe(np.array([1.0, 1.0, 2.0]), None, sess)
     assert describe(np.ones(3), None, sess) != describe(np.ones(3, np.float32), None, sess)
     assert describe(np.ones(4), None, sess) != describe(np.ones((2, 2)), None, sess)
+    # a larger one: known by a token for this array object and these bytes, renewed when they change
+    large = np.ones(replay._MAX_KEYED + 1)
+    first = describe(large, None, sess)
+    assert first == describe(large, None, sess) and first[3] is describe(large, None, sess)[3]
+    assert first != describe(large.copy(), None, sess)  # the same bytes in another array: another token
+    large[0] = 2.0
+    changed = describe(large, None, sess)
+    assert changed != first
+    large[0] = 1.0
+    assert describe(large, None, sess) not in (first, changed)  # the first value again: a new token, never a stale one
     with pytest.raises(replay.Miss):
-        describe(np.ones(replay._MAX_KEYED + 1), None, sess)  # a large one: its graph constant is made per call
+        describe(np.ones(replay._MAX_TOKENED + 1), None, sess)  # the largest: its graph constant is made per call
     tainted = np.ones(3)
     sess.tainted[id(tainted)] = (weakref.ref(tainted), "written with traced data")
     with pytest.raises(replay.Miss):
@@ -809,6 +819,63 @@ def test_a_large_constant_changed_in_place_gets_a_constant_per_value(source: str
     expected = [np.asarray(x @ np.asarray(w)) for w in (start, changed, changed)]
     for got, want in zip(trace.nodes["node"](x), expected, strict=True):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_weight_matrix_is_replayed_until_it_changes(monkeypatch):
+    """A constant operand above the 1,024 elements known by their bytes (a 64 x 64 weight) is part of a signature by
+    a token for the array object and its bytes: its calls are replayed (they were recorded and checked one by one, at
+    about 5x the cost), a re-run with the same weight replays every call, and a change in place between two uses
+    gives a new constant, as building every call gives. The tokens' bytes are bounded: past the bound the table
+    starts over (signatures missed, never a wrong one)."""
+    source = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(3):
+    h = np.tanh(h @ W) + B
+W[0, 0] = 5.0
+for i in range(3):
+    h = np.tanh(h @ W) + B
+annotate.output_tensors("node", {"y": h})
+'''
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    start = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    bias = np.full(64, 0.1, np.float32)
+
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": x, "W": start.copy(), "B": bias}
+
+    off = _snapshot_cache_off(source, namespace)
+    assert off["node"]["hazards"] == []
+    shared = namespace()
+    assert snapshot(_trace(source, dict(shared, W=shared["W"]))) == off  # fills the cache
+    shared["W"][:] = start  # the cell's W[0, 0] = 5.0 undone: the same array object, its first value again
+    settled = _count(replay, "settle")
+    try:
+        trace = _trace(source, shared)
+    finally:
+        settled.restore()
+    assert snapshot(trace) == off
+    # the first call of each value is recorded (a token is per array object and value: after the change, and after
+    # the change undone, a new one), every other call replayed
+    assert settled.calls <= 2, settled.calls
+    constants = [n for n in trace.nodes["node"].graph.graph.nodes if n.op == "get_attr"]
+    assert len(constants) == 3  # W's two values and B
+    changed = start.copy()
+    changed[0, 0] = 5.0
+    h = x
+    for w in (start,) * 3 + (changed,) * 3:
+        h = np.tanh(h @ w) + bias
+    np.testing.assert_allclose(trace.nodes["node"](x)[0], h, rtol=1e-5, atol=1e-5)
+
+    monkeypatch.setattr(replay, "_TOKENED_BYTES", 3 * start.nbytes)  # room for three weights' bytes
+    replay._TOKENS.clear()
+    replay._TOKENED[0] = 0
+    weights = [np.ones((64, 64), np.float32) * i for i in range(5)]
+    tokens = [replay._value_token(w) for w in weights]
+    assert len(set(map(id, tokens))) == 5 and len(replay._TOKENS) <= 3
+    assert replay._TOKENED[0] == sum(len(held[1]) for held in replay._TOKENS.values()) <= 3 * start.nbytes
+    assert replay._value_token(weights[-1]) is tokens[-1]  # still held
+    assert replay._value_token(weights[0]) is not tokens[0]  # dropped with the table: a new token
 
 
 def test_a_large_constant_used_unchanged_keeps_one_constant_with_nan_inside():

@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import math
 import types
+import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +37,7 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
-from .provenance import Pending, Provenance, _contents, computed, iter_traced, root
+from .provenance import Pending, Provenance, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -100,14 +101,52 @@ def describe(value: Any, builder: Any, sess: Any) -> Any:
 
 def constant_part(sess: Any, value: ndarray) -> Any:
     """The signature part of a plain array operand, a constant from outside the cell (MEAN, STD, W): its graph
-    constant holds its value, so the signature does too. None when it cannot be part of one: above ``_MAX_KEYED``
-    elements, not numeric, or written with traced data (tainted: baked, a per-call decision)."""
-    if value.size > _MAX_KEYED or value.dtype.kind not in "biufc":
+    constant holds its value, so the signature does too: its bytes up to ``_MAX_KEYED`` elements, a token standing
+    for this array object with these bytes above (``_value_token``). None when it cannot be part of one: above
+    ``_MAX_TOKENED`` elements, not numeric, or written with traced data (tainted: baked, a per-call decision)."""
+    size = value.size
+    if size > _MAX_TOKENED or value.dtype.kind not in "biufc":
         return None
     taint = sess.tainted.get(id(value))
     if taint is not None and taint[0]() is value:
         return None
-    return ndarray, value.dtype, value.shape, value.tobytes()
+    if size <= _MAX_KEYED:
+        return ndarray, value.dtype, value.shape, value.tobytes()
+    return ndarray, value.dtype, value.shape, _value_token(value)
+
+
+class _Token:
+    """Stands for one array object holding one value in a signature (``_value_token``); equal to itself alone."""
+
+    __slots__ = ()
+
+
+# A larger constant operand (a weight matrix of 64 x 64) would make a long key, and hashing its bytes on every call
+# costs more than it saves: each array object is known by a token instead, renewed whenever its bytes change. The
+# table holds a weak reference to the array, its bytes then and the token, for at most _TOKENED_BYTES in all.
+_TOKENS: dict[int, tuple[Any, bytes, _Token]] = {}
+_TOKENED = [0]  # bytes held by _TOKENS
+_MAX_TOKENED = 1 << 20  # elements: an operand up to this size is part of a signature (by a token above _MAX_KEYED)
+_TOKENED_BYTES = 64 << 20
+
+
+def _value_token(value: ndarray) -> _Token:
+    """The token of ``value`` as it is now: the one given last if it is the same array object with the same bytes,
+    else a new one (the same bytes as another array, or as this one before a change, give a new token too: a
+    signature missed, never a wrong one)."""
+    data = value.tobytes()
+    held = _TOKENS.get(id(value))
+    if held is not None and held[0]() is value and held[1] == data:
+        return held[2]
+    if held is not None:
+        _TOKENED[0] -= len(held[1])
+    if _TOKENED[0] + len(data) > _TOKENED_BYTES:
+        _TOKENS.clear()
+        _TOKENED[0] = 0
+    token = _Token()
+    _TOKENS[id(value)] = (weakref.ref(value), data, token)
+    _TOKENED[0] += len(data)
+    return token
 
 
 def describe_result(result: Any) -> Any:
@@ -517,7 +556,8 @@ def const_operand(builder: Any, value: Any, line: int | None, helper: str | None
         # Session.graph_value's answer for a plain array, spelled out for the common case (MEAN used again, unchanged):
         # its constant when this node has one for the same object and bytes, and no traced data was written into it
         hit = builder.genuine.get(id(value))
-        if hit is not None and hit[0] is value and hit[2] is not None and hit[2] == _contents(value):
+        # (bytes kept: the array was small enough to be known by them; tobytes() of one grown since differs in length)
+        if hit is not None and hit[0] is value and hit[2] is not None and hit[2] == value.tobytes():
             taint = builder.session.tainted.get(id(value))
             if taint is None or taint[0]() is not value:
                 return hit[1]
@@ -812,7 +852,9 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
         body.append(f"    return {code.of(template.result)}, {code.of(template.reported)}")
     prologue = "    log = builder.graph.log\n"
     if consts:
-        prologue += "    line, location, helper = site\n    const = builder.const\n    start = len(builder.fresh)\n"
+        prologue += "    line, location, helper = site\n    start = len(builder.fresh)\n"
+        if any(op == "const" for op, *_ in template.ops):
+            prologue += "    const = builder.const\n"
     source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
     return _define(source, "<leapp_notebook replay template>", code.names, "replay")
 
