@@ -194,32 +194,11 @@ def record_split_available() -> bool:
     return callable(getattr(builder, "finish", None))
 
 
-class _FlushTimer:
-    """Adds up the time the engine's ``RecordingGraph.flush`` (building the fx nodes of the replayed calls) takes
-    while it is entered; ``seconds`` is None for an engine without it."""
-
-    def __init__(self) -> None:
-        builder = sys.modules.get("leapp_notebook.tracing.builder")
-        self.graph = getattr(builder, "RecordingGraph", None)
-        self.seconds: float | None = 0.0 if callable(getattr(self.graph, "flush", None)) else None
-
-    def __enter__(self) -> "_FlushTimer":
-        if self.seconds is not None:
-            flush = self.original = self.graph.flush
-
-            def timed(graph: Any) -> Any:
-                start = time.perf_counter()
-                try:
-                    return flush(graph)
-                finally:
-                    self.seconds += time.perf_counter() - start
-
-            self.graph.flush = timed
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.seconds is not None:
-            self.graph.flush = self.original
+def flush_timer() -> trace_overhead.MethodTimer:
+    """A timer of the engine's ``RecordingGraph.flush`` (building the fx nodes of the replayed calls); its
+    ``seconds`` is None for an engine without it."""
+    builder = sys.modules.get("leapp_notebook.tracing.builder")
+    return trace_overhead.MethodTimer(getattr(builder, "RecordingGraph", None), "flush")
 
 
 KEPT_MAX_LINES = 2_000  # tracemalloc finds each allocation's line by a walk of its code's line table: quadratic
@@ -302,7 +281,7 @@ def measure_sizes(target_ops: int, repeat: int, with_leapp: bool, x: np.ndarray 
             log(f"  {shape} cell, {ops[shape]:,} ops ({steps} steps): round {round_ + 1} of {runs}")
             eager[shape].append(clock.fresh(lambda: trace_overhead.time_eager(source, x)))  # noqa: B023
             for profile in PROFILES:
-                with _FlushTimer() as flush:
+                with flush_timer() as flush:
                     record, total = clock.fresh(lambda: time_trace(source, x, profile))  # noqa: B023
                 ours[shape][profile].append((record, total, clock.last_gc, flush.seconds))
             if with_leapp and not leapp_failure[shape]:

@@ -156,27 +156,42 @@ def time_eager(source: str, x: np.ndarray, objects: dict[str, Any] | None = None
     return time.perf_counter() - start
 
 
+class MethodTimer:
+    """Adds up the time ``owner.name`` takes while the timer is entered (a timing wrapper in its place, the method
+    restored on exit); ``seconds`` is None when ``owner`` has no such callable (an older engine)."""
+
+    def __init__(self, owner: Any, name: str) -> None:
+        self.owner, self.name = owner, name
+        self.original = getattr(owner, name, None) if owner is not None else None
+        self.seconds: float | None = 0.0 if callable(self.original) else None
+
+    def __enter__(self) -> "MethodTimer":
+        if self.seconds is not None:
+            original = self.original
+
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    self.seconds += time.perf_counter() - start
+
+            setattr(self.owner, self.name, timed)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.seconds is not None:
+            setattr(self.owner, self.name, self.original)
+
+
 def time_ours(source: str, x: np.ndarray, profile: str,
               objects: dict[str, Any] | None = None) -> tuple[float, float]:
     """(record seconds, finish seconds) for one ``trace_cell``."""
-    finish = _session.NodeBuilder.finish
-    spent = {"finish": 0.0}
-
-    def timed_finish(self: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return finish(self)
-        finally:
-            spent["finish"] += time.perf_counter() - start
-
-    _session.NodeBuilder.finish = timed_finish  # type: ignore[method-assign]
-    try:
+    with MethodTimer(_session.NodeBuilder, "finish") as finish:
         start = time.perf_counter()
         ln.trace_cell(source, {"np": np, "x": x, **(objects or {})}, profile=profile)
         total = time.perf_counter() - start
-    finally:
-        _session.NodeBuilder.finish = finish  # type: ignore[method-assign]
-    return total - spent["finish"], spent["finish"]
+    return total - finish.seconds, finish.seconds
 
 
 def leapp_available() -> bool:

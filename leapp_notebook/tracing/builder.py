@@ -400,10 +400,9 @@ class NodeBuilder:
         if not baked:
             if owner is None:
                 owner, contents = value, _contents(value)
-            hit = self.genuine.get(id(owner))
-            if hit is not None and hit[0] is owner and hit[2] == contents and (
-                    contents is not None or not _written_since(owner, hit[3])):
-                return hit[1]
+            found = self.known(owner, contents)
+            if found is not None:
+                return found
         kind = "torch" if isinstance(value, Tensor) else "numpy"
         if kind == "torch":
             with self.session.eager():  # the tracer's own torch calls are not the cell's
@@ -430,6 +429,15 @@ class NodeBuilder:
                 kept = tensor_version(owner) if isinstance(owner, Tensor) else tensor.numpy()
             self.genuine[id(owner)] = (owner, node, contents, kept)
         return node
+
+    def known(self, owner: Any, contents: bytes | None) -> fx.Node | None:
+        """The genuine constant this node made for ``owner`` holding ``contents`` (its bytes, None for a larger array
+        or a tensor: compared with the constant's own copy or write counter), if it has one."""
+        hit = self.genuine.get(id(owner))
+        if hit is not None and hit[0] is owner and hit[2] == contents and (
+                contents is not None or not _written_since(owner, hit[3])):
+            return hit[1]
+        return None
 
     def module(self, module: torch.nn.Module, name: str) -> str:
         """The submodule name of ``module`` in this node's root (added on first use): its weights stay

@@ -106,16 +106,7 @@ class SitedFacts(NodeFacts):
     __hash__ = NodeFacts.__hash__  # the hash of the same values (a class that defines __eq__ loses its own)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _restored, (held_values(self),)
-
-
-def held_values(record: NodeFacts) -> dict[str, Any]:
-    """The values a record holds, without the class's defaults: its ``__dict__``, and a sited record's site."""
-    if type(record) is SitedFacts:
-        held = dict(record.__dict__)
-        held["line"], held["location"], held["helper"] = record._site
-        return held
-    return dict(record.__dict__)
+        return _restored, (derive(self, {}).__dict__,)  # the values it holds, its site among them
 
 
 def derive(base: NodeFacts, changes: dict[str, Any]) -> NodeFacts:

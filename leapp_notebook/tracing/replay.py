@@ -37,7 +37,7 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
-from .provenance import Pending, Provenance, computed, iter_traced, root
+from .provenance import Pending, Provenance, _contents, computed, iter_traced, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -554,13 +554,12 @@ def const_operand(builder: Any, value: Any, line: int | None, helper: str | None
     the facts the signature's first call was checked to."""
     if type(value) is ndarray:
         # Session.graph_value's answer for a plain array, spelled out for the common case (MEAN used again, unchanged):
-        # its constant when this node has one for the same object and bytes, and no traced data was written into it
-        hit = builder.genuine.get(id(value))
-        # (bytes kept: the array was small enough to be known by them; tobytes() of one grown since differs in length)
-        if hit is not None and hit[0] is value and hit[2] is not None and hit[2] == value.tobytes():
+        # the node's constant for the same object and bytes, when no traced data was written into it
+        node = builder.known(value, _contents(value))
+        if node is not None:
             taint = builder.session.tainted.get(id(value))
             if taint is None or taint[0]() is not value:
-                return hit[1]
+                return node
     made = len(builder.fresh)
     node = builder.session.graph_value(builder, value, line, helper=helper)
     if len(builder.fresh) != made:
@@ -815,11 +814,11 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
     makes a replayed call's (the hot path, in one frame)."""
     code = _Code()
     body = []
-    consts = False
+    consts = uses_const = False
     calls = {i for i, (op, *_) in enumerate(template.ops) if op not in ("const", "operand")}
     for i, (op, target, args, kwargs, state) in enumerate(template.ops):
         if op == "const":
-            consts = True
+            consts = uses_const = True
             body.append(f"    n{i} = const({code.bind(target)}, baked=False, origin=None, line=line, helper=helper)")
             body.append(f"    n{i}.meta[KEY].__dict__.update({code.bind(state)})")
             continue
@@ -853,7 +852,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
     prologue = "    log = builder.graph.log\n"
     if consts:
         prologue += "    line, location, helper = site\n    start = len(builder.fresh)\n"
-        if any(op == "const" for op, *_ in template.ops):
+        if uses_const:
             prologue += "    const = builder.const\n"
     source = f"def replay(builder, params, site{', result' if wrapping else ''}):\n" + prologue + "\n".join(body) + "\n"
     return _define(source, "<leapp_notebook replay template>", code.names, "replay")
