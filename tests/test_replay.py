@@ -488,6 +488,29 @@ def test_the_recording_graph_names_nodes_as_fx_does():
     assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]
 
 
+@pytest.mark.parametrize("bound", [None, 40])
+def test_numbered_names_are_made_once_and_stay_fx_names_past_the_tables_bound(monkeypatch, bound):
+    """Numbered names (``add_17``) come from a process-wide table made once (builder._numbered: formatting and
+    hashing a new string was a third of naming a node): the names must stay fx's own, with a name taken out of
+    order (a placeholder called ``tanh_3``), and past the table's bound (then made as needed)."""
+    if bound is not None:
+        monkeypatch.setattr(_builder, "_NUMBERED", {})
+        monkeypatch.setattr(_builder, "_NUMBERED_KEPT", [0])
+        monkeypatch.setattr(_builder, "_MAX_NUMBERED", bound)
+    ours, theirs = _builder.RecordingGraph(), torch.fx.Graph()
+    pairs = [(ours.placeholder(name), theirs.placeholder(name)) for name in ("x", "tanh_3", "sum_2")]
+    for i in range(300):
+        target = (torch.tanh, torch.sum, torch.add)[i % 3]
+        a = ours.create_node("call_function", target, (pairs[0][0],))
+        b = theirs.create_node("call_function", target, (pairs[0][1],))
+        assert a.name == b.name, i
+    assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]
+    if bound is not None:
+        assert _builder._NUMBERED_KEPT[0] <= bound
+    else:
+        assert _builder._numbered("tanh", 57) is _builder._numbered("tanh", 57)  # one string for every graph
+
+
 def test_nodes_without_keyword_arguments_share_one_empty_kwargs_that_nothing_can_change():
     """Recorded nodes with no keyword arguments (built one by one or replayed) hold one shared empty kwargs: one
     object per node fewer for the collector to walk. Sharing it must be invisible: it refuses edits, and giving
@@ -925,6 +948,45 @@ annotate.output_tensors("node", {"y": h})
     fresh = rng.standard_normal((4, 3)).astype(np.float32)
     eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
     exec(source, eager)
+    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
+
+
+FUNCTION_CALLS = '''\
+h = annotate.input_tensors("node", {"x": x})
+for i in range(4):
+    a = np.clip(h, LOW, HIGH)
+    b = np.concatenate([a, GOAL], axis=1)
+    c = np.concatenate((b[:, :3], h), 1)
+    h = np.clip(c[:, :3], -2.0, 2.0) + np.where(a > 0, a, 0.5) + np.sum(c, axis=1, keepdims=True)
+    if i == 1:
+        LOW[0] = -0.25
+annotate.output_tensors("node", {"y": h})
+'''
+
+
+def test_function_calls_are_replayed_from_the_hook_and_built_again_when_an_argument_changes():
+    """np.clip, np.concatenate (a list and a tuple, an axis by keyword and by position), np.where, np.sum: the
+    function hook keys a call by its arguments' parts read on the way (the ufunc hook's way), so a re-trace
+    replays them without binding the general signature; a constant changed in place (LOW) is a new key, built once
+    per value. Built, replayed and replayed again agree (graph, facts, hazards: none), and the graph computes what
+    the cell computes."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+
+    def namespace() -> dict[str, Any]:
+        return {"np": np, "x": x, "LOW": np.full(3, -0.5, np.float32), "HIGH": np.full(3, 0.75, np.float32),
+                "GOAL": np.ones((4, 2), np.float32)}
+
+    _replayed_as_built(FUNCTION_CALLS, namespace)
+    spy = _count(replay, "signature")
+    try:
+        trace = _trace(FUNCTION_CALLS, namespace())
+    finally:
+        spy.restore()
+    assert trace.hazards == [] and spy.calls == 0, (spy.calls, trace.hazards)
+    fresh = rng.standard_normal((4, 3)).astype(np.float32)
+    eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
+    exec(FUNCTION_CALLS, eager)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
 
 

@@ -57,7 +57,7 @@ _MISS = object()  # _replay_call: the call has no template to replay
 
 
 def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str, Any], result: Any,
-                 where: Any) -> Any:
+                 where: Any, alias: Any = None) -> Any:
     """The traced result of a function or method call recorded before, with a LEAPP-defect answer that holds for
     its signature, replayed from the hook; ``_MISS`` when there is none (``Session.record`` asks the same signature
     then). ``where``: the session's site finder for the hook's frame depth (``Session.where_below`` for a
@@ -70,6 +70,8 @@ def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str,
     if template is None or template is replay.NO_TEMPLATE or template.finding is replay.NO_TEMPLATE or (
             template.aliases is not None and not replay.fits(template, params, builder)):
         return _MISS
+    if alias is not None:  # the function hook's key, found here first (another number, a keyword spelled
+        replay.store(alias, template)  # positionally): the next call finds it there
     if template.wraps and row.leapp and type(result) is ndarray:  # as the ufunc hook does
         return (template.direct or replay.direct(template))(builder, params, where(), result)
     return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, where())
@@ -99,6 +101,42 @@ def _plain_items(value: list[Any] | tuple[Any, ...]) -> Any:
     if not traced:
         return value
     return type(value)([item.view(ndarray) if type(item) is TracedArray else item for item in value])
+
+
+def _items_part(sess: Any, value: list[Any] | tuple[Any, ...], traced: list[Any]) -> tuple[Any, ...] | None:
+    """The function hook's replay key part of a sequence of traced arrays, plain arrays and Python numbers (as
+    ``_plain_items`` takes them), the traced ones added to ``traced``; None when one has no part."""
+    part: list[Any] = []
+    for item in value:
+        kind = type(item)
+        if kind is TracedArray:
+            if item._lp is None:
+                return None
+            traced.append(item)
+            part.append(array_dtype(item))
+            part.append(array_shape(item))
+        elif kind is ndarray:
+            constant = replay.constant_part(sess, item)
+            if constant is None:
+                return None
+            part.append(constant)
+            part.append(None)
+        else:  # a Python number (_plain_items took nothing else)
+            part.append(kind)
+            part.append(item if item or kind is not float else (float, math.copysign(1.0, item)))
+    return tuple(part)
+
+
+def _current(sess: Any, builder: Any, traced: list[Any]) -> bool:
+    """Whether every traced array of a call holds its current value in ``builder``'s graph (the ufunc hook's test):
+    the signature describes it by dtype and shape then, and by nothing the function hook's key reads otherwise."""
+    versions = sess.versions
+    for value in traced:
+        prov = value._lp
+        if prov.builder is not builder or prov._node is None or (
+                versions and prov.version != versions.get(id(root(value)), 0)):
+            return False
+    return True
 
 
 def _eager(a: Any, b: Any) -> dict[str, Any]:
@@ -377,21 +415,41 @@ class TracedArray(ndarray):
         if sess is not None and sess.thread != get_ident():
             sess = None
         # the arguments made plain, and the builder of the first traced one found on the way (builder_of's answer
-        # when every argument before it is an array or a Python scalar)
+        # when every argument before it is an array or a Python scalar); and the call's replay key, read on the way
+        # as the ufunc hook reads its own (``parts``: None when an argument has no part; ``traced``: the traced
+        # arrays in it, which must be their node's current values)
         plain_list = []
         builder = None
         simple = True
         own = True  # every argument an array or a number: no override for NumPy's dispatch to find
+        parts: list[Any] | None = [replay.FUNCTION, func] if sess is not None and not sess.suspended else None
+        traced: list[Any] = []
         for value in args:
             kind = type(value)
             if kind is TracedArray:
-                plain_list.append(value.view(ndarray))
-                if simple and builder is None:
-                    prov = value._lp
-                    if prov is not None:
+                prov = value._lp
+                if prov is None or (eager := prov.plain) is None:
+                    eager = value.view(ndarray)
+                plain_list.append(eager)
+                if prov is not None:
+                    if simple and builder is None:
                         builder = prov.builder
-            elif kind is float or kind is int or kind is bool or value is None:
+                    if parts is not None:
+                        traced.append(value)
+                        parts.append(eager.dtype)
+                        parts.append(eager.shape)
+                else:
+                    parts = None
+            elif kind is float or kind is int or kind is bool:
                 plain_list.append(value)
+                if parts is not None:
+                    parts.append(kind)
+                    parts.append(value if value or kind is not float else (float, math.copysign(1.0, value)))
+            elif value is None:
+                plain_list.append(value)
+                if parts is not None:
+                    parts.append(None)
+                    parts.append(None)
             elif (kind is list or kind is tuple) and (items := _plain_items(value)) is not None:
                 # a sequence of arrays and numbers (np.concatenate([h, GOAL])): plain() and builder_of, spelled out
                 plain_list.append(items)
@@ -400,19 +458,47 @@ class TracedArray(ndarray):
                         if type(item) is TracedArray and (prov := item._lp) is not None:
                             builder = prov.builder
                             break
+                if parts is not None:
+                    part = _items_part(sess, value, traced)
+                    if part is None:
+                        parts = None
+                    else:
+                        parts.append(kind)
+                        parts.append(part)
+            elif kind is ndarray:
+                plain_list.append(value)
+                if parts is not None:
+                    part = replay.constant_part(sess, value)
+                    if part is None:
+                        parts = None
+                    else:
+                        parts.append(part)
+                        parts.append(None)
             else:
                 plain_list.append(plain(value))
-                simple = False
-                if kind is not ndarray:
-                    own = False
+                simple = own = False
+                parts = None
         plain_args = tuple(plain_list)
         plain_kwargs = kwargs
         if kwargs:
-            for value in kwargs.values():
-                if type(value) not in _AS_IS:
+            for key, value in kwargs.items():
+                kind = type(value)
+                if kind not in _AS_IS:
                     plain_kwargs = {k: v if type(v) in _AS_IS else plain(v) for k, v in kwargs.items()}
                     own = False
+                    parts = None
                     break
+                if parts is not None:
+                    if kind is int or kind is bool or kind is str or value is None:
+                        parts.append(key)
+                        parts.append(kind)
+                        parts.append(value)
+                    elif kind is float:
+                        parts.append(key)
+                        parts.append(kind)
+                        parts.append(value if value else (float, math.copysign(1.0, value)))
+                    else:
+                        parts = None
         if sess is None or sess.suspended:
             result = func(*plain_args, **plain_kwargs)
             return result if sess is not None else _session.elsewhere(args, result, getattr(func, "__name__", ""))
@@ -433,13 +519,35 @@ class TracedArray(ndarray):
         if func in _session.METADATA_FUNCTIONS:
             return result
         row = ops.FUNCTION_ROWS.get(func)
+        alias = None
         if row is not None:
-            params = _bind(row.names, args, kwargs)
             name = row.numpy
             if not builder.closed and (row.leapp or sess.profile == "full"):
-                replayed = _replay_call(sess, builder, row, name, params, result, sess.where_below)
+                if parts is not None and type(result) is ndarray and replay.ENABLED and _current(sess, builder,
+                                                                                                 traced):
+                    # Recorded before: replayed without the general signature (Session.record stores the template
+                    # under both keys). With the result's dtype and shape, as the signature has them: a few
+                    # functions' results depend on the values (np.nonzero, np.unique)
+                    parts.append(row.build)
+                    parts.append(result.dtype)
+                    parts.append(result.shape)
+                    alias = tuple(parts)
+                    template = replay.TEMPLATES.get(alias)
+                    if template is not None and template is not replay.NO_TEMPLATE and \
+                            template.finding is not replay.NO_TEMPLATE:
+                        params = _bind(row.names, args, kwargs)
+                        if template.aliases is None or replay.fits(template, params, builder):
+                            if template.wraps and row.leapp:
+                                return (template.direct or replay.direct(template))(builder, params, sess.where(),
+                                                                                    result)
+                            return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False,
+                                                 sess.where())
+                params = _bind(row.names, args, kwargs)
+                replayed = _replay_call(sess, builder, row, name, params, result, sess.where_below, alias)
                 if replayed is not _MISS:
                     return replayed
+            else:
+                params = _bind(row.names, args, kwargs)
             eager_params = _bind(row.names, plain_args, plain_kwargs)
         else:
             params = {f"arg{i}": v for i, v in enumerate(args)} | dict(kwargs)
@@ -448,7 +556,7 @@ class TracedArray(ndarray):
             prefix = "np." + module.split(".", 1)[1] + "." if module.startswith("numpy.") and not \
                 module.startswith("numpy._") and "._" not in module else "np."
             name = prefix + getattr(func, "__name__", repr(func))
-        recorded = sess.record(builder, row, name, params, eager_params, result)
+        recorded = sess.record(builder, row, name, params, eager_params, result, alias=alias)
         target = params.get("out")
         return recorded if not isinstance(target, ndarray) else _into_out(sess, builder, name, target, recorded)
 

@@ -282,6 +282,10 @@ def _graph_operands(values: Any, builder: Any) -> list[Any]:
 # hook's common case, whose key TracedArray.__array_ufunc__ makes itself): never a row's builder, so never a
 # signature's.
 UFUNC = object()
+# The first part of the key of a function call whose arguments are traced arrays, Python numbers, plain arrays and
+# sequences of those, with keywords of numbers and names (the function hook's common case: np.clip(h, LOW, HIGH),
+# np.concatenate([a, GOAL], axis=1)), which TracedArray.__array_function__ makes itself.
+FUNCTION = object()
 
 
 _INDEXED = object()  # the first part of an indexing key: never a row's builder, so never a signature's

@@ -687,8 +687,8 @@ class Session:
                alias: Any = None) -> Any:
         """Record NumPy's call ``name`` (``row``: its lookup row, None when the lookup has none) with ``params``
         (the traced arguments; ``eager_params`` NumPy's) and its eager ``result``; returns the traced result.
-        ``alias``: a second cache key for the call (the ufunc hook's own, read from its operands), given the call's
-        template too."""
+        ``alias``: a second cache key for the call (the ufunc or function hook's own, read from its operands), given
+        the call's template too."""
         if builder.closed:
             builder = self.reopen(builder)
             if builder.closed:
@@ -764,12 +764,13 @@ class Session:
             number = extra.get("any_number") if extra is not None and template is not None else None
             if alias is not None:
                 replay.store(alias, template)
-                if number is not None:  # the builder passed a Python number through and decided nothing on it
-                    generic = replay.with_number(template, number, params[number])
-                    if generic is not None:
-                        replay.store(replay.any_number(alias), generic)
-            elif type(number) is tuple:  # a function's numbers (np.clip's bounds), read by the fallback above
+            if type(number) is tuple:  # a function's numbers (np.clip's bounds), read by the fallback above
                 replay.store_for_any_float(key, template, number, params, row.build)
+            elif number is not None and alias is not None and alias[0] is replay.UFUNC:
+                # a ufunc's: the builder passed a Python number through and decided nothing on it
+                generic = replay.with_number(template, number, params[number])
+                if generic is not None:
+                    replay.store(replay.any_number(alias), generic)
         return traced
 
     def replayed(self, builder: NodeBuilder, template: replay.Template, row: ops.Row, name: str,
