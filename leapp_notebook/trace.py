@@ -23,6 +23,7 @@ import torch
 
 from .tracing import ops
 from .tracing import session as _session
+from .tracing import stores as _stores
 from .tracing import tensor as _tensor
 from .tracing.array import TracedArray
 from .tracing.provenance import builder_of, cell_lines, plain
@@ -403,7 +404,7 @@ def _compiled(source: str) -> tuple[Any, str]:
     found = _CODE.get(source)
     if found is None:
         filename = f"<leapp-cell-{next(_COUNTER)}>"
-        found = compile(source, filename, "exec"), filename
+        found = _stores.compile_cell(source, filename), filename
         if len(_CODE) >= 256:
             _CODE.pop(next(iter(_CODE)))
         _CODE[source] = found

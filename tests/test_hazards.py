@@ -290,6 +290,76 @@ def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leap
     assert not t.ok and not agrees_on_fresh_input(t, FRESH1)
 
 
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+@pytest.mark.parametrize("write, target, line", [
+    ("BUF[:] = h", "BUF", 2),                                             # a buffer from an earlier cell
+    ("BUF[1:3] = h[1:3]", "BUF", 2),
+    ("class Holder:\n    pass\no = Holder()\no.buf = BUF\no.buf[:] = h", "o.buf", 6),  # an attribute of one
+    ("def fill(b, v):\n    b[:] = v\nfill(BUF, h)", "b", 3),            # in a helper the cell defines
+])
+def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_write(profile, write, target, line):
+    """``BUF[:] = h`` into an ndarray from outside the cell: a plain array's item assignment runs in C, with no hook,
+    so the trace used to take BUF's new bytes as a genuine constant and report nothing (the probe failed and could
+    name no line). The cell's item assignments now pass their value through a hook (tracing/stores.py): the write is
+    an error at its line, with its fix, and every later use of BUF is the baked constant it is, marked."""
+    buf = np.zeros(4, np.float32)
+    source = f"h = x * 2\n{write}\ny = h + BUF\n"
+    last = source.count("\n")
+    t = ln.trace_cell(source, {"np": np, "x": X1, "BUF": buf}, inputs=["x"], outputs=["y"], profile=profile)
+    hazards = [h for h in t.hazards if h.kind == "untraced-call"]
+    at_write = next(h for h in hazards if h.line == line)
+    assert at_write.severity == "error" and f"into {target}[...]" in at_write.message
+    assert "np.zeros_like(h)" in at_write.fix and f"{target} = np.zeros_like" in at_write.fix
+    at_use = next(h for h in hazards if h.line == last)
+    assert at_use.graph_nodes and "written by" in at_use.message
+    node = next(n for n in t.nodes["node"].graph.graph.nodes if n.name == at_use.graph_nodes[0])
+    assert facts(node).const == "baked"
+    assert not t.ok and not agrees_on_fresh_input(t, FRESH1)
+    report = t.probe(8, seed=1)
+    assert not report.passed
+    assert any(c.node == node.name and last in c.hazard_lines for c in report.baked_constants["y"])
+
+
+def test_the_item_assignment_fix_records_the_write_in_both_profiles():
+    """What the fix says: a buffer the cell makes from traced data is written and read as traced values."""
+    for profile in ("leapp", "full"):
+        source = "h = x * 2\nBUF = np.zeros_like(h)\nBUF[1:3] = h[1:3]\ny = h + BUF\n"
+        t = ln.trace_cell(source, {"np": np, "x": X1}, inputs=["x"], outputs=["y"], profile=profile)
+        assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1), profile
+
+
+@pytest.mark.parametrize("write", [
+    "BUF[0] = 1.5",                     # plain data into a plain array: a genuine constant per value
+    "BUF[1:] = np.float32(2.0)",
+    "items = [0, 0]\nitems[0] = h",     # a list: nothing to bake
+    "table = {}\ntable['h'] = h",
+])
+def test_item_assignments_without_traced_data_into_an_array_report_nothing(write):
+    buf = np.zeros(4, np.float32)
+    source = f"h = x * 2\n{write}\ny = h + BUF\n"
+    t = ln.trace_cell(source, {"np": np, "x": X1, "BUF": buf}, inputs=["x"], outputs=["y"])
+    assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)
+
+
+def test_item_assignments_evaluate_as_python_does_and_the_cells_functions_work_after_the_trace():
+    """The hook changes no behaviour: the value is evaluated once and first, the target's item is written, and a
+    function the cell defined (compiled with the hook) runs as plain Python once the trace is over."""
+    calls = []
+
+    def value():
+        calls.append("value")
+        return np.full(4, 7.0, np.float32)
+
+    namespace = {"np": np, "x": X1, "BUF": np.zeros(4, np.float32), "value": value}
+    source = "def fill(b, v):\n    b[:] = v\n    return b\nBUF[:] = value()\ny = x + BUF\n"
+    t = ln.trace_cell(source, namespace, inputs=["x"], outputs=["y"])
+    assert calls == ["value"] and t.hazards == []
+    np.testing.assert_array_equal(namespace["BUF"], np.full(4, 7.0, np.float32))
+    target = np.zeros(3)
+    assert namespace["fill"](target, np.arange(3.0)) is target
+    np.testing.assert_array_equal(target, np.arange(3.0))
+
+
 def test_np_array_of_traced_values_is_recorded_in_full():
     source = "w, a, b, c = x\ny = np.array([[w * a, b], [c, a + b]])"
     t = trace(source, x=X1, profile="full")

@@ -110,7 +110,10 @@ _BAKED = "its result is computed once, from the trace-time inputs, and baked int
 CAUSES: dict[str, Cause] = {
     # untraced-call: a value computed outside the graph is baked
     "tainted-plain": Cause("untraced-call", "a plain array that received traced data ({origin}) is used here: "
-                           "it is baked as constant {const}."),
+                           "it is baked as constant {const}.",
+                           "change that write so that no plain array receives traced data: bind the result to a "
+                           "name (`y = np.add(a, b)`, not `out=`), or write into an array the cell makes from "
+                           "traced data (`np.zeros_like(h)`)"),
     "stale-view": Cause("untraced-call", "{target} shares memory with a value written in place after it was "
                         "taken (a view, the base of a written view, or a view across torch.from_numpy / .numpy()): "
                         "the eager value changed, the recorded one did not, so its trace-time value is baked as "
@@ -143,6 +146,12 @@ CAUSES: dict[str, Cause] = {
                                    "record it: exported with LEAPP, its result would be baked as a constant."),
     "out-into-plain": Cause("untraced-call", "{name} writes traced data into a plain array through out=; the tracer "
                             "cannot follow it, so that array is baked wherever it is used."),
+    "item-into-plain": Cause("untraced-call", "traced data is written into {name}[...], a plain array (made outside "
+                             "the cell, or by code other than NumPy's own functions): the tracer cannot follow an "
+                             "item assignment into it, so {name} is baked as a constant wherever it is used.",
+                             "write into an array the cell makes from traced data instead (`{name} = "
+                             "np.zeros_like(h)` for a traced h of its shape: writes into it are recorded in both "
+                             "profiles), or build the value without a buffer (np.concatenate, np.stack)"),
     "in-place-method": Cause("untraced-call", "{name} modifies a traced array in place, which the tracer does not "
                              "record: the array is baked as a constant wherever it is used."),
     "attribute-assigned": Cause("untraced-call", "assigning {name} changes a traced array in place, which the tracer "

@@ -912,12 +912,14 @@ class Session:
                                recorded=". Recorded here with NumPy's dtype." if self.profile == "full" else ".")
                 return
 
-    def written_into_plain(self, builder: NodeBuilder, target: Any, name: str) -> None:
-        """A plain ndarray received traced data through ``out=``: remember it, bake it where used."""
+    def written_into_plain(self, builder: NodeBuilder, target: Any, name: str, item: bool = False) -> None:
+        """A plain ndarray received traced data through ``out=`` of the call ``name``, or, with ``item``, by item
+        assignment to ``name`` (``BUF[:3] = h``: tracing/stores.py): remember it, bake it where used."""
         line, location, _ = self.where()
-        origin = f"written by {name}(..., out=...) at line {line}"
+        origin = f"written by {name}[...] = ... at line {line}" if item else \
+            f"written by {name}(..., out=...) at line {line}"
         self.tainted[id(target)] = (weakref.ref(target), origin)
-        builder.report("out-into-plain", line, [], name=name, location=location)
+        builder.report("item-into-plain" if item else "out-into-plain", line, [], name=name, location=location)
 
     # -------------------------------------------------------------- finishing
     def finish(self) -> list[Node]:

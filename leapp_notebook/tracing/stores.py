@@ -1,0 +1,78 @@
+"""Traced data written into a plain array by item assignment: ``BUF[:3] = h`` where ``BUF`` is an ndarray the
+cell did not make through NumPy (a buffer allocated in an earlier cell, an attribute of an object).
+
+A plain ndarray's ``__setitem__`` runs in C and calls nothing the tracer can hook: the write is invisible, the
+array's new bytes are taken as a genuine constant wherever it is used next, and the export is wrong for every
+other input without a word. (A write into an array the cell made, ``np.zeros(...)``, is seen: that array is a
+watched ``TracedArray``; one through ``out=`` is seen by the hook of the call.)
+
+So the cell's code is compiled with each item assignment to a name or an attribute (``BUF[k] = v``,
+``self.buf[k] = v``) passing its value through :func:`store` first: ``BUF[k] = __leapp_store__(v, BUF, "BUF")``.
+The value is evaluated first, as Python does; the target is an expression without calls, evaluated a second time
+(a name, or attributes of one). Outside a trace, and for any target but a plain ndarray, ``store`` gives the value
+back and does nothing else. For a plain ndarray receiving traced data it tells the session, which bakes the array
+wherever it is used from then on and reports the write (``Session.written_into_plain``).
+
+The hook is a builtin (``builtins.__leapp_store__``): a function the cell defines keeps calling it after the trace,
+from any namespace.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from _thread import get_ident
+from typing import Any
+
+from numpy import ndarray
+
+from . import session as _session
+from .provenance import builder_of
+
+STORE = "__leapp_store__"
+
+
+def store(value: Any, target: Any, text: str) -> Any:
+    """``value``, about to be written into ``target[...]`` (``text``: the target as the cell spells it)."""
+    sess = _session.ACTIVE
+    if sess is None or type(target) is sess.array_type or not isinstance(target, ndarray) or sess.suspended \
+            or sess.thread != get_ident():
+        return value
+    builder = builder_of((value,))
+    if builder is not None and not builder.closed:
+        sess.written_into_plain(builder, target, text, item=True)
+    return value
+
+
+builtins.__dict__.setdefault(STORE, store)
+
+
+def _plain_target(node: ast.expr) -> bool:
+    """A name, or attributes of one: evaluating it again runs no call (a property aside)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+class _Stores(ast.NodeTransformer):
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and _plain_target(node.targets[0].value):
+            target = node.targets[0].value
+            node.value = ast.copy_location(ast.Call(
+                func=ast.Name(id=STORE, ctx=ast.Load()),
+                args=[node.value, _loaded(target), ast.Constant(value=ast.unparse(target))], keywords=[]), node.value)
+        return node
+
+
+def _loaded(node: ast.expr) -> ast.expr:
+    """A copy of a name-or-attributes target's object expression (already in load context), at its place."""
+    return ast.copy_location(ast.parse(ast.unparse(node), mode="eval").body, node)
+
+
+def compile_cell(source: str, filename: str) -> Any:
+    """The code of ``source`` with every item assignment to a name or an attribute passing through :func:`store`
+    (line numbers kept: the hazards, tracebacks and the cell's sites read them)."""
+    tree = ast.parse(source, filename, "exec")
+    return compile(ast.fix_missing_locations(_Stores().visit(tree)), filename, "exec")
