@@ -937,15 +937,24 @@ annotate.output_tensors("node", {"y": h})
                 "MEAN": np.array([0.5, -0.5, 0.25], np.float32), "STD": np.array([2.0, 1.0, 4.0], np.float32)}
 
     _trace(source, namespace())
-    spy = _count(replay, "signature")
-    try:
-        trace = _trace(source, namespace())
-    finally:
-        spy.restore()
+    trace, signatures = _signatures_of_a_retrace(source, namespace)
     # per step, from the hook: h - MEAN, / STD, + BIG[:3] * 0.5 (a plain view: plain NumPy makes it), MEAN * h;
     # the general way: * SCALE
-    assert trace.hazards == [] and spy.calls == 5, (spy.calls, trace.hazards)
-    fresh = rng.standard_normal((4, 3)).astype(np.float32)
+    assert trace.hazards == [] and signatures == 5, (signatures, trace.hazards)
+    _computes_the_cell(trace, source, namespace, rng.standard_normal((4, 3)).astype(np.float32))
+
+
+def _signatures_of_a_retrace(source: str, namespace: Any) -> tuple[ln.Trace, int]:
+    """A trace of ``source`` in a fresh ``namespace()``, and how many calls went the general way (signature)."""
+    spy = _count(replay, "signature")
+    try:
+        return _trace(source, namespace()), spy.calls
+    finally:
+        spy.restore()
+
+
+def _computes_the_cell(trace: ln.Trace, source: str, namespace: Any, fresh: np.ndarray) -> None:
+    """The graph of node "node" gives on ``fresh`` the ``h`` the cell computes from it."""
     eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
     exec(source, eager)
     np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
@@ -978,16 +987,9 @@ def test_function_calls_are_replayed_from_the_hook_and_built_again_when_an_argum
                 "GOAL": np.ones((4, 2), np.float32)}
 
     _replayed_as_built(FUNCTION_CALLS, namespace)
-    spy = _count(replay, "signature")
-    try:
-        trace = _trace(FUNCTION_CALLS, namespace())
-    finally:
-        spy.restore()
-    assert trace.hazards == [] and spy.calls == 0, (spy.calls, trace.hazards)
-    fresh = rng.standard_normal((4, 3)).astype(np.float32)
-    eager = dict(namespace(), annotate=ln.annotate, x=fresh.copy())
-    exec(FUNCTION_CALLS, eager)
-    np.testing.assert_allclose(trace.nodes["node"](fresh)[0], eager["h"], rtol=1e-6, atol=1e-6)
+    trace, signatures = _signatures_of_a_retrace(FUNCTION_CALLS, namespace)
+    assert trace.hazards == [] and signatures == 0, (signatures, trace.hazards)
+    _computes_the_cell(trace, FUNCTION_CALLS, namespace, rng.standard_normal((4, 3)).astype(np.float32))
 
 
 IN_CELL_CONSTANTS = '''\
