@@ -296,6 +296,9 @@ def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leap
     ("BUF[1:3] = h[1:3]", "BUF", 2),
     ("class Holder:\n    pass\no = Holder()\no.buf = BUF\no.buf[:] = h", "o.buf", 6),  # an attribute of one
     ("def fill(b, v):\n    b[:] = v\nfill(BUF, h)", "b", 3),            # in a helper the cell defines
+    ("BUF[0:2], BUF[2:] = h[:2], h[2:]", "BUF", 2),                       # a tuple of targets
+    ("OTHER = np.ones(4, np.float32)\nOTHER[:] = BUF[:] = h", "BUF", 3),  # chained targets
+    ("BUF[1:3]: np.ndarray = h[1:3]", "BUF", 2),                          # annotated
 ])
 def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_write(profile, write, target, line):
     """``BUF[:] = h`` into an ndarray from outside the cell: a plain array's item assignment runs in C, with no hook,

@@ -64,23 +64,41 @@ def _loaded(node: ast.expr) -> ast.expr:
     return ast.copy_location(copy, node)
 
 
-# an item assignment's ``] =`` (not ``==``): a cell without one is compiled as it is (parsing a cell into Python
-# objects and compiling the tree costs about ten times compiling its text: 100 ms for 850 lines)
-_ITEM_STORE = re.compile(r"\][\s\\]*=(?!=)")
+# an item assignment's ``] =`` (not ``==``), also closing a tuple of targets (``BUF[0:1], BUF[1:2]) =``) or annotated
+# (``BUF[:2]: np.ndarray = h``): a cell without one is compiled as it is (parsing a cell into Python objects and
+# compiling the tree costs about ten times compiling its text: 100 ms for 850 lines)
+_ITEM_STORE = re.compile(r"\][\s\\)\]]*(=(?!=)|:[^=\n]*=(?!=))")
+
+
+def _through_store(value: ast.expr, target: ast.expr) -> ast.expr:
+    """``value`` passed through :func:`store` for each item assignment to a name or an attribute in ``target``: the
+    target itself, or the targets of a tuple or list whose value is a tuple or list of as many items."""
+    if type(target) is ast.Subscript and _plain_target(target.value):
+        return ast.copy_location(ast.Call(
+            func=ast.copy_location(ast.Name(id=STORE, ctx=ast.Load()), value),
+            args=[value, _loaded(target.value), ast.copy_location(ast.Constant(value=ast.unparse(target.value)),
+                                                                   value)],
+            keywords=[]), value)
+    if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
+            and len(target.elts) == len(value.elts) \
+            and not any(type(e) is ast.Starred for e in (*target.elts, *value.elts)):
+        value.elts = [_through_store(v, t) for v, t in zip(value.elts, target.elts, strict=True)]
+    return value
 
 
 def compile_cell(source: str, filename: str) -> Any:
     """The code of ``source`` with every item assignment to a name or an attribute passing through :func:`store`
-    (line numbers kept: the hazards, tracebacks and the cell's sites read them)."""
+    (line numbers kept: the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``,
+    ``x[a], y[b] = u, v`` and ``x[k]: T = v``. (A tuple of targets given one value, ``x[a], y[b] = pair``, is not:
+    the pairing is the value's own.)"""
     if _ITEM_STORE.search(source) is None:
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
     for node in ast.walk(tree):
-        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript \
-                and _plain_target(node.targets[0].value):
-            target, value = node.targets[0].value, node.value
-            node.value = ast.copy_location(ast.Call(
-                func=ast.copy_location(ast.Name(id=STORE, ctx=ast.Load()), value),
-                args=[value, _loaded(target), ast.copy_location(ast.Constant(value=ast.unparse(target)), value)],
-                keywords=[]), value)
+        kind = type(node)
+        if kind is ast.Assign:
+            for target in node.targets:
+                node.value = _through_store(node.value, target)
+        elif kind is ast.AnnAssign and node.value is not None:
+            node.value = _through_store(node.value, node.target)
     return compile(tree, filename, "exec")
