@@ -323,6 +323,32 @@ def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_wri
     assert any(c.node == node.name and last in c.hazard_lines for c in report.baked_constants["y"])
 
 
+@pytest.mark.parametrize("write, use, baked", [
+    ("V = BUF[:2]\nV[:] = h[:2]", "y = h + BUF", True),         # a view written, its base used
+    ("BUF[:2] += h[:2]", "y = h + BUF", True),                   # out= of np.add into a view
+    ("np.multiply(h[1:3], 2, out=BUF[1:3])", "y = h + BUF", True),
+    ("BUF[:] = h", "y = h[:2] + BUF[:2]", True),                 # the base written, a view of it used
+    ("V = BUF[:2]\nV[:] = h[:2]", "y = h[2:] + BUF[2:]", False),  # a view of other bytes: a genuine constant
+])
+def test_a_write_into_part_of_a_plain_array_taints_what_shares_its_bytes(write, use, baked):
+    """The write reaches the array's memory, not one Python object: after ``BUF[:2] += h[:2]`` (or a write through
+    a view made first) the base ``BUF`` holds traced data too, and was a genuine constant at its use (the write was
+    reported, the graph node using it was not marked). Now every array over the written bytes is baked where used,
+    marked, with a hazard at that line; one over other bytes of the same memory stays a genuine constant."""
+    buf = np.zeros(4, np.float32)
+    source = f"h = x * 2\n{write}\n{use}\n"
+    last = source.count("\n")
+    t = ln.trace_cell(source, {"np": np, "x": X1, "BUF": buf}, inputs=["x"], outputs=["y"], profile="full")
+    assert any(h.kind == "untraced-call" and h.line < last for h in t.hazards)  # the write itself
+    at_use = [h for h in t.hazards if h.line == last]
+    if baked:
+        assert len(at_use) == 1 and at_use[0].graph_nodes and "written by" in at_use[0].message
+        node = next(n for n in t.nodes["node"].graph.graph.nodes if n.name == at_use[0].graph_nodes[0])
+        assert facts(node).const == "baked" and not agrees_on_fresh_input(t, FRESH1)
+    else:
+        assert at_use == [] and agrees_on_fresh_input(t, FRESH1)
+
+
 def test_the_item_assignment_fix_records_the_write_in_both_profiles():
     """What the fix says: a buffer the cell makes from traced data is written and read as traced values."""
     for profile in ("leapp", "full"):

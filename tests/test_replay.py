@@ -329,7 +329,8 @@ annotate.output_tensors("node", {"y": w})
 
 
 def test_signatures_tell_apart_what_the_builders_branch_on():
-    sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}, "tainted": {}})()
+    sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}, "tainted": {},
+                          "tainted_memory": {}, "taint_of": sess_module.Session.taint_of})()
     describe = replay.describe
     assert describe(0.0, None, sess) != describe(-0.0, None, sess)
     for zero, one in ((0.0, 1.0), (-0.0, -1.0)):  # a zero's sign is not the value ±1.0, alone or in a list

@@ -107,8 +107,7 @@ def constant_part(sess: Any, value: ndarray) -> Any:
     size = value.size
     if size > _MAX_TOKENED or value.dtype.kind not in "biufc":
         return None
-    taint = sess.tainted.get(id(value))
-    if taint is not None and taint[0]() is value:
+    if sess.tainted and sess.taint_of(value) is not None:
         return None
     if size <= _MAX_KEYED:
         return ndarray, value.dtype, value.shape, value.tobytes()
@@ -561,8 +560,8 @@ def const_operand(builder: Any, value: Any, line: int | None, helper: str | None
         # the node's constant for the same object and bytes, when no traced data was written into it
         node = builder.known(value, _contents(value))
         if node is not None:
-            taint = builder.session.tainted.get(id(value))
-            if taint is None or taint[0]() is not value:
+            sess = builder.session
+            if not sess.tainted or sess.taint_of(value) is None:
                 return node
     made = len(builder.fresh)
     node = builder.session.graph_value(builder, value, line, helper=helper)

@@ -141,6 +141,10 @@ class Session:
         self.suspended = 0
         self._suspend = _Suspended(self)
         self.tainted: dict[int, tuple[Any, str]] = {}
+        # The memory those writes reached, per owner of the written array's memory (root()): a view of it used later
+        # (BUF used after BUF[:2] += h, or BUF[:2] after BUF[:] = h) is tainted where its bytes meet a written one's.
+        # Never empty while ``tainted`` is empty: the hot path asks ``tainted`` alone (``taint_of``).
+        self.tainted_memory: dict[int, tuple[Any, list[tuple[Layout, str]]]] = {}
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
@@ -611,10 +615,10 @@ class Session:
         if isinstance(value, Tensor):
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)
         if isinstance(value, ndarray):
-            taint = self.tainted.get(id(value))
-            if taint is not None and taint[0]() is value:
-                node = builder.const(value, baked=True, origin=taint[1], line=line, helper=helper)
-                builder.report("tainted-plain", line, [node.name], pending_reach=True, origin=taint[1],
+            origin = self.taint_of(value) if self.tainted else None
+            if origin is not None:
+                node = builder.const(value, baked=True, origin=origin, line=line, helper=helper)
+                builder.report("tainted-plain", line, [node.name], pending_reach=True, origin=origin,
                                const=node.name)
                 return node
             return builder.const(value, baked=False, origin=None, line=line, helper=helper)
@@ -919,7 +923,36 @@ class Session:
         origin = f"written by {name}[...] = ... at line {line}" if item else \
             f"written by {name}(..., out=...) at line {line}"
         self.tainted[id(target)] = (weakref.ref(target), origin)
+        owner = root(target)
+        held = self.tainted_memory.get(id(owner))
+        if held is None or held[0]() is not owner:
+            held = self.tainted_memory[id(owner)] = (weakref.ref(owner), [])
+        held[1].append((_layout(target), origin))
         builder.report("item-into-plain" if item else "out-into-plain", line, [], name=name, location=location)
+
+    def taint_of(self, value: ndarray) -> str | None:
+        """How a plain array received traced data (``written_into_plain``'s origin), or None when it did not: the
+        array itself was written, or another array over the same memory whose bytes meet its own (a view written,
+        then its base or another view of it used). Ask only when ``tainted`` is not empty."""
+        taint = self.tainted.get(id(value))
+        if taint is not None and taint[0]() is value:
+            return taint[1]
+        owner = root(value)
+        held = self.tainted_memory.get(id(owner))
+        if held is None or held[0]() is not owner:
+            return None
+        mine = _layout(value)
+        memory: list[Any] = []
+
+        def bytes_of() -> tuple[ndarray, int] | None:
+            if not memory:
+                memory.append(_memory_bytes(value))
+            return memory[0]
+
+        for written, origin in held[1]:
+            if mine[0] != mine[1] and not _apart(mine, written, bytes_of):
+                return origin
+        return None
 
     # -------------------------------------------------------------- finishing
     def finish(self) -> list[Node]:
