@@ -427,6 +427,9 @@ def _clean_namespace(namespace: dict[str, Any], filename: str, wrappers: dict[in
     for key, value in list(namespace.items()):
         if key == "__builtins__":
             continue
+        if key.startswith("__leapp_value") and _stores.HELD_VALUE.fullmatch(key):  # a value the hook was given
+            del namespace[key]
+            continue
         original = wrappers.get(id(value))
         if original is not None:
             namespace[key] = original

@@ -299,6 +299,8 @@ def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leap
     ("BUF[0:2], BUF[2:] = h[:2], h[2:]", "BUF", 2),                       # a tuple of targets
     ("OTHER = np.ones(4, np.float32)\nOTHER[:] = BUF[:] = h", "BUF", 3),  # chained targets
     ("BUF[1:3]: np.ndarray = h[1:3]", "BUF", 2),                          # annotated
+    ("D = {'b': BUF}\nD['b'][:] = h", "D['b']", 3),                       # any other target: evaluated once
+    ("BUF.flat[:] = h", "BUF.flat", 2),                                   # through a flat iterator
 ])
 def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_write(profile, write, target, line):
     """``BUF[:] = h`` into an ndarray from outside the cell: a plain array's item assignment runs in C, with no hook,
@@ -374,16 +376,24 @@ def test_item_assignments_evaluate_as_python_does_and_the_cells_functions_work_a
     """The hook changes no behaviour: the value is evaluated once and first, the target's item is written, and a
     function the cell defined (compiled with the hook) runs as plain Python once the trace is over."""
     calls = []
+    buffers = {"b": np.zeros(4, np.float32)}
 
     def value():
         calls.append("value")
         return np.full(4, 7.0, np.float32)
 
-    namespace = {"np": np, "x": X1, "BUF": np.zeros(4, np.float32), "value": value}
-    source = "def fill(b, v):\n    b[:] = v\n    return b\nBUF[:] = value()\ny = x + BUF\n"
+    def target():
+        calls.append("target")
+        return buffers
+
+    namespace = {"np": np, "x": X1, "BUF": np.zeros(4, np.float32), "value": value, "target": target}
+    source = "def fill(b, v):\n    b[:] = v\n    return b\nBUF[:] = value()\ntarget()['b'][1:] = value()[1:]\n" \
+             "y = x + BUF + target()['b']\n"
     t = ln.trace_cell(source, namespace, inputs=["x"], outputs=["y"])
-    assert calls == ["value"] and t.hazards == []
+    assert calls == ["value", "value", "target", "target"] and t.hazards == []
     np.testing.assert_array_equal(namespace["BUF"], np.full(4, 7.0, np.float32))
+    np.testing.assert_array_equal(buffers["b"], [0.0, 7.0, 7.0, 7.0])
+    assert not [name for name in namespace if name.startswith("__leapp")]  # the hook's names are gone
     target = np.zeros(3)
     assert namespace["fill"](target, np.arange(3.0)) is target
     np.testing.assert_array_equal(target, np.arange(3.0))

@@ -9,12 +9,15 @@ watched ``TracedArray``; one through ``out=`` is seen by the hook of the call.)
 So the cell's code is compiled with each item assignment to a name or an attribute (``BUF[k] = v``,
 ``self.buf[k] = v``) passing its value through :func:`store` first: ``BUF[k] = __leapp_store__(v, BUF, "BUF")``.
 The value is evaluated first, as Python does; the target is an expression without calls, evaluated a second time
-(a name, or attributes of one). Outside a trace, and for any target but a plain ndarray, ``store`` gives the value
-back and does nothing else. For a plain ndarray receiving traced data it tells the session, which bakes the array
-wherever it is used from then on and reports the write (``Session.written_into_plain``).
+(a name, or attributes of one). Any other target (``buffers["pos"][k] = v``) is evaluated once: the statement binds
+its value to a name of its own and the target passes through :func:`into`: ``__leapp_into__(buffers["pos"],
+__leapp_value0__, ...)[k] = (__leapp_value0__ := v)`` (Python evaluates the value, then the target). Outside a
+trace, and for any target but a plain ndarray, the hooks change nothing. For a plain ndarray receiving traced data
+they tell the session, which bakes every array over the written bytes wherever it is used from then on and reports
+the write (``Session.written_into_plain``, ``Session.taint_of``).
 
-The hook is a builtin (``builtins.__leapp_store__``): a function the cell defines keeps calling it after the trace,
-from any namespace.
+The hooks are builtins (``builtins.__leapp_store__``, ``__leapp_into__``): a function the cell defines keeps calling
+them after the trace, from any namespace. A cell without an item assignment is compiled from its text.
 """
 
 from __future__ import annotations
@@ -25,19 +28,25 @@ import re
 from _thread import get_ident
 from typing import Any
 
-from numpy import ndarray
+from numpy import flatiter, ndarray
 
 from . import session as _session
 from .provenance import builder_of
 
 STORE = "__leapp_store__"
+INTO = "__leapp_into__"
+VALUE = "__leapp_value{}__"  # the name a statement binds its value to, for INTO (one per statement: never nested)
+HELD_VALUE = re.compile(r"__leapp_value\d+__")
 
 
 def store(value: Any, target: Any, text: str) -> Any:
     """``value``, about to be written into ``target[...]`` (``text``: the target as the cell spells it)."""
     sess = _session.ACTIVE
-    if sess is None or type(target) is sess.array_type or not isinstance(target, ndarray) or sess.suspended \
-            or sess.thread != get_ident():
+    if sess is None or sess.suspended or sess.thread != get_ident():
+        return value
+    if type(target) is flatiter:  # BUF.flat[:] = h writes into BUF
+        target = target.base
+    if type(target) is sess.array_type or not isinstance(target, ndarray):
         return value
     builder = builder_of((value,))
     if builder is not None and not builder.closed:
@@ -45,7 +54,15 @@ def store(value: Any, target: Any, text: str) -> Any:
     return value
 
 
+def into(target: Any, value: Any, text: str) -> Any:
+    """``target``, about to receive ``value`` by item assignment (``store``, for a target the cell spells as more than
+    a name or attributes: ``buffers["pos"][:] = h``, evaluated once, after the value, as Python evaluates it)."""
+    store(value, target, text)
+    return target
+
+
 builtins.__dict__.setdefault(STORE, store)
+builtins.__dict__.setdefault(INTO, into)
 
 
 def _plain_target(node: ast.expr) -> bool:
@@ -94,11 +111,28 @@ def compile_cell(source: str, filename: str) -> Any:
     if _ITEM_STORE.search(source) is None:
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
+    held = 0
     for node in ast.walk(tree):
         kind = type(node)
-        if kind is ast.Assign:
-            for target in node.targets:
+        if kind is not ast.Assign and (kind is not ast.AnnAssign or node.value is None):
+            continue
+        targets = node.targets if kind is ast.Assign else [node.target]
+        if all(type(t) is not ast.Subscript or _plain_target(t.value) for t in targets):
+            for target in targets:
                 node.value = _through_store(node.value, target)
-        elif kind is ast.AnnAssign and node.value is not None:
-            node.value = _through_store(node.value, node.target)
+            continue
+        # a target such as buffers["pos"][:]: evaluating it again could run anything (a getitem of a traced array
+        # records a node), so the value is bound to a name of the statement's own, and each target passes it
+        name = VALUE.format(held)
+        held += 1
+        value = node.value
+        node.value = ast.copy_location(ast.NamedExpr(target=ast.copy_location(ast.Name(id=name, ctx=ast.Store()),
+                                                                              value), value=value), value)
+        for target in targets:
+            if type(target) is ast.Subscript:
+                text = ast.copy_location(ast.Constant(value=ast.unparse(target.value)), target)
+                target.value = ast.copy_location(ast.Call(
+                    func=ast.copy_location(ast.Name(id=INTO, ctx=ast.Load()), target),
+                    args=[target.value, ast.copy_location(ast.Name(id=name, ctx=ast.Load()), target), text],
+                    keywords=[]), target.value)
     return compile(tree, filename, "exec")
