@@ -143,7 +143,7 @@ class Session:
         self.tainted: dict[int, tuple[Any, str]] = {}
         # The memory those writes reached, per owner of the written array's memory (root()): a view of it used later
         # (BUF used after BUF[:2] += h, or BUF[:2] after BUF[:] = h) is tainted where its bytes meet a written one's.
-        # Never empty while ``tainted`` is empty: the hot path asks ``tainted`` alone (``taint_of``).
+        # Filled only along with ``tainted``: the hot path asks whether ``tainted`` is empty, and nothing more.
         self.tainted_memory: dict[int, tuple[Any, list[tuple[Layout, str]]]] = {}
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
