@@ -301,6 +301,8 @@ def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leap
     ("BUF[1:3]: np.ndarray = h[1:3]", "BUF", 2),                          # annotated
     ("D = {'b': BUF}\nD['b'][:] = h", "D['b']", 3),                       # any other target: evaluated once
     ("BUF.flat[:] = h", "BUF.flat", 2),                                   # through a flat iterator
+    ("(BUF[1:3], other) = h[1:3], 2.0", "BUF", 2),                         # an item first in a tuple of targets
+    ("other = BUF[1:] = h[1:]", "BUF", 2),                                # an item second in a chain
 ])
 def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_write(profile, write, target, line):
     """``BUF[:] = h`` into an ndarray from outside the cell: a plain array's item assignment runs in C, with no hook,
@@ -349,6 +351,23 @@ def test_a_write_into_part_of_a_plain_array_taints_what_shares_its_bytes(write, 
         assert facts(node).const == "baked" and not agrees_on_fresh_input(t, FRESH1)
     else:
         assert at_use == [] and agrees_on_fresh_input(t, FRESH1)
+
+
+@pytest.mark.parametrize("statement, assigns", [
+    ("BUF[0] = v", True), ("a[0] \\\n    = v", True), ("a[\n    0\n] = v", True), ("(a[0], b) = u, v", True),
+    ("a[0], b = u, v", True), ("x = a[0] = v", True), ("f(x)[0] = v", True), ("a[0]: T = v", True),
+    ("d['k'][1:] = v", True),
+    ("y = f(a[0], b=1)", False), ("y = np.concatenate([o[:, :2], o[:, 2:]], axis=1)", False), ("y = x[:, :2]", False),
+    ("a[0] += v", False), ("ok = a[0] == b[0] or a[1] <= 2", False), ("print('a[0] = 1')", False),
+])
+def test_the_cheap_look_for_item_assignments_misses_none(statement, assigns):
+    """A cell is compiled with the item-assignment hook only when a line may assign to an item (``stores.
+    _may_assign_items``; parsing costs ten times compiling): a miss would be a silent bake, so every form of item
+    assignment must be seen, and the common lines that are not one (keyword arguments, comparisons, augmented
+    assignments) must not make every cell pay."""
+    from leapp_notebook.tracing import stores
+
+    assert stores._may_assign_items(statement) is assigns
 
 
 def test_the_item_assignment_fix_records_the_write_in_both_profiles():

@@ -81,10 +81,25 @@ def _loaded(node: ast.expr) -> ast.expr:
     return ast.copy_location(copy, node)
 
 
-# an item assignment's ``] =`` (not ``==``), also closing a tuple of targets (``BUF[0:1], BUF[1:2]) =``) or annotated
-# (``BUF[:2]: np.ndarray = h``): a cell without one is compiled as it is (parsing a cell into Python objects and
-# compiling the tree costs about ten times compiling its text: 100 ms for 850 lines)
-_ITEM_STORE = re.compile(r"\][\s\\)\]]*(=(?!=)|:[^=\n]*=(?!=))")
+# a lone ``=`` (not ``==``, ``<=``, ``>=``, ``!=``, ``:=`` or an augmented assignment)
+_LONE_EQUALS = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?!=)")
+
+
+def _may_assign_items(source: str) -> bool:
+    """Whether a line of ``source`` may assign to an item: a lone ``=`` outside any parenthesis (not a keyword
+    argument) with a bracket before it on its line (``BUF[k] = v``, ``a, BUF[k] = u, v``, ``x = BUF[k] = v``, the
+    closing ``] = v`` of a subscript over several lines, an annotated ``BUF[k]: T = v``). A cell with none is compiled
+    from its text: parsing a cell into Python objects and compiling the tree costs about ten times compiling its text
+    (100 ms for 850 lines). A line that only looks like one (a comment, ``x: Dict[str, int] = {}``) costs that time,
+    nothing else."""
+    for line in source.replace("\\\n", " ").splitlines():
+        if "[" not in line and "]" not in line:
+            continue
+        for equals in _LONE_EQUALS.finditer(line):
+            head = line[:equals.start()]
+            if ("[" in head or "]" in head) and head.count("(") <= head.count(")"):
+                return True
+    return False
 
 
 def _through_store(value: ast.expr, target: ast.expr) -> ast.expr:
@@ -108,7 +123,7 @@ def compile_cell(source: str, filename: str) -> Any:
     (line numbers kept: the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``,
     ``x[a], y[b] = u, v`` and ``x[k]: T = v``. (A tuple of targets given one value, ``x[a], y[b] = pair``, is not:
     the pairing is the value's own.)"""
-    if _ITEM_STORE.search(source) is None:
+    if not _may_assign_items(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
     held = 0
