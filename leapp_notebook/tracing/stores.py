@@ -119,10 +119,12 @@ def _through_store(value: ast.expr, target: ast.expr) -> ast.expr:
 
 
 def compile_cell(source: str, filename: str) -> Any:
-    """The code of ``source`` with every item assignment to a name or an attribute passing through :func:`store`
-    (line numbers kept: the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``,
-    ``x[a], y[b] = u, v`` and ``x[k]: T = v``. (A tuple of targets given one value, ``x[a], y[b] = pair``, is not:
-    the pairing is the value's own.)"""
+    """The code of ``source`` with every item assignment passing its value through a hook (line numbers kept: the
+    hazards, tracebacks and the cell's sites read them): to a name or an attribute through :func:`store`
+    (``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u, v``, ``x[k]: T = v``), to any other target through
+    :func:`into` (``d["k"][a] = v``, the value bound to a name of the statement's own). Not hooked: a tuple of targets
+    given one value (``x[a], y[b] = pair``: the pairing is the value's own), and a target other than a name or an
+    attribute inside a tuple of targets."""
     if not _may_assign_items(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
