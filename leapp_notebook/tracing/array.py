@@ -88,43 +88,59 @@ def _implementation(func: Any) -> Any:
     return found
 
 
-def _plain_items(value: list[Any] | tuple[Any, ...]) -> Any:
-    """``plain(value)`` for a list or tuple of traced arrays, plain arrays and Python numbers (the same sequence when
-    nothing in it is traced); None for any other (plain() takes those)."""
-    traced = False
-    for item in value:
+def _number_part(value: Any, kind: type) -> Any:
+    """A Python number's (or a name's) part of a replay key beside its type: itself, a float zero as (float, its
+    sign): 0.0 and -0.0 hash alike (the ufunc hook spells the same inline)."""
+    return value if value or kind is not float else (float, math.copysign(1.0, value))
+
+
+_NO_BUILDER = object()  # _sequence: no item of the sequence has a provenance
+
+
+def _sequence(value: list[Any] | tuple[Any, ...], sess: Any, traced: list[Any]) -> Any:
+    """For a list or tuple of traced arrays, plain arrays and Python numbers (``np.concatenate([h, GOAL])``), in one
+    pass: ``plain(value)`` (the same sequence when nothing in it is traced), its part of the function hook's replay key
+    (None when an item has none, or when ``sess`` is None: no key is made), the traced items added to ``traced``, and
+    the builder of the first item with a provenance (``builder_of``'s answer; ``_NO_BUILDER`` for none). None for any
+    other sequence (plain() takes those)."""
+    plain_items = None
+    part: list[Any] | None = [] if sess is not None else None
+    builder = _NO_BUILDER
+    for i, item in enumerate(value):
         kind = type(item)
         if kind is TracedArray:
-            traced = True
-        elif kind is not ndarray and kind is not float and kind is not int and kind is not bool:
+            if plain_items is None:
+                plain_items = list(value[:i])
+            plain_items.append(item.view(ndarray))
+            prov = item._lp
+            if prov is None:
+                part = None
+                continue
+            if builder is _NO_BUILDER:
+                builder = prov.builder
+            if part is not None:
+                traced.append(item)
+                part.append(array_dtype(item))
+                part.append(array_shape(item))
+            continue
+        if kind is ndarray:
+            if part is not None:
+                constant = replay.constant_part(sess, item)
+                if constant is None:
+                    part = None
+                else:
+                    part.append(constant)
+                    part.append(None)
+        elif kind is float or kind is int or kind is bool:
+            if part is not None:
+                part.append(kind)
+                part.append(_number_part(item, kind))
+        else:
             return None
-    if not traced:
-        return value
-    return type(value)([item.view(ndarray) if type(item) is TracedArray else item for item in value])
-
-
-def _items_part(sess: Any, value: list[Any] | tuple[Any, ...], traced: list[Any]) -> tuple[Any, ...] | None:
-    """The function hook's replay key part of a sequence of traced arrays, plain arrays and Python numbers (as
-    ``_plain_items`` takes them), the traced ones added to ``traced``; None when one has no part."""
-    part: list[Any] = []
-    for item in value:
-        kind = type(item)
-        if kind is TracedArray:
-            if item._lp is None:
-                return None
-            traced.append(item)
-            part.append(array_dtype(item))
-            part.append(array_shape(item))
-        elif kind is ndarray:
-            constant = replay.constant_part(sess, item)
-            if constant is None:
-                return None
-            part.append(constant)
-            part.append(None)
-        else:  # a Python number (_plain_items took nothing else)
-            part.append(kind)
-            part.append(item if item or kind is not float else (float, math.copysign(1.0, item)))
-    return tuple(part)
+        if plain_items is not None:
+            plain_items.append(item)
+    return (value if plain_items is None else type(value)(plain_items)), \
+        (None if part is None else tuple(part)), builder
 
 
 def _current(sess: Any, builder: Any, traced: list[Any]) -> bool:
@@ -440,26 +456,20 @@ class TracedArray(ndarray):
                         parts.append(eager.shape)
                 else:
                     parts = None
-            elif kind is float or kind is int or kind is bool:
+            elif kind is float or kind is int or kind is bool or value is None:
                 plain_list.append(value)
                 if parts is not None:
                     parts.append(kind)
-                    parts.append(value if value or kind is not float else (float, math.copysign(1.0, value)))
-            elif value is None:
-                plain_list.append(value)
-                if parts is not None:
-                    parts.append(None)
-                    parts.append(None)
-            elif (kind is list or kind is tuple) and (items := _plain_items(value)) is not None:
-                # a sequence of arrays and numbers (np.concatenate([h, GOAL])): plain() and builder_of, spelled out
+                    parts.append(_number_part(value, kind))
+            elif (kind is list or kind is tuple) and (found := _sequence(
+                    value, sess if parts is not None else None, traced)) is not None:
+                # a sequence of arrays and numbers (np.concatenate([h, GOAL])): plain(), its key part and
+                # builder_of in one pass
+                items, part, first = found
                 plain_list.append(items)
-                if simple and builder is None:
-                    for item in value:
-                        if type(item) is TracedArray and (prov := item._lp) is not None:
-                            builder = prov.builder
-                            break
+                if simple and builder is None and first is not _NO_BUILDER:
+                    builder = first
                 if parts is not None:
-                    part = _items_part(sess, value, traced)
                     if part is None:
                         parts = None
                     else:
@@ -489,14 +499,10 @@ class TracedArray(ndarray):
                     parts = None
                     break
                 if parts is not None:
-                    if kind is int or kind is bool or kind is str or value is None:
+                    if kind is int or kind is bool or kind is float or kind is str or value is None:
                         parts.append(key)
                         parts.append(kind)
-                        parts.append(value)
-                    elif kind is float:
-                        parts.append(key)
-                        parts.append(kind)
-                        parts.append(value if value else (float, math.copysign(1.0, value)))
+                        parts.append(_number_part(value, kind))
                     else:
                         parts = None
         if sess is None or sess.suspended:
