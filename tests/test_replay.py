@@ -330,7 +330,7 @@ annotate.output_tensors("node", {"y": w})
 
 def test_signatures_tell_apart_what_the_builders_branch_on():
     sess = type("S", (), {"array_type": type("Traced", (np.ndarray,), {}), "versions": {}, "tainted": {},
-                          "tainted_memory": {}, "taint_of": sess_module.Session.taint_of})()
+                          "taint_of": sess_module.Session.taint_of})()
     describe = replay.describe
     assert describe(0.0, None, sess) != describe(-0.0, None, sess)
     for zero, one in ((0.0, 1.0), (-0.0, -1.0)):  # a zero's sign is not the value ±1.0, alone or in a list
@@ -363,7 +363,7 @@ def test_signatures_tell_apart_what_the_builders_branch_on():
     with pytest.raises(replay.Miss):
         describe(np.ones(replay._MAX_TOKENED + 1), None, sess)  # the largest: its graph constant is made per call
     tainted = np.ones(3)
-    sess.tainted[id(tainted)] = (weakref.ref(tainted), "written with traced data")
+    sess.tainted[id(tainted)] = (weakref.ref(tainted), [(sess_module._layout(tainted), "written with traced data")])
     with pytest.raises(replay.Miss):
         describe(tainted, None, sess)  # baked and reported at every call
 

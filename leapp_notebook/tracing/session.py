@@ -140,11 +140,11 @@ class Session:
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
         self._suspend = _Suspended(self)
-        self.tainted: dict[int, tuple[Any, str]] = {}
-        # The memory those writes reached, per owner of the written array's memory (root()): a view of it used later
-        # (BUF used after BUF[:2] += h, or BUF[:2] after BUF[:] = h) is tainted where its bytes meet a written one's.
-        # Filled only along with ``tainted``: the hot path asks whether ``tainted`` is empty, and nothing more.
-        self.tainted_memory: dict[int, tuple[Any, list[tuple[Layout, str]]]] = {}
+        # Plain arrays written with traced data (written_into_plain): the memory each write reached, per owner of
+        # the written array's memory (root()), with how it was written. An array over those bytes (the one written,
+        # its base, another view of it) is tainted: baked wherever used (taint_of). Empty in almost every trace: the
+        # hot path asks that alone.
+        self.tainted: dict[int, tuple[Any, list[tuple[Layout, str]]]] = {}
         # Write counters per memory owner: a view whose counter is behind was taken before a write
         # through another view, so its graph value is stale (the eager value changed).
         self.versions: dict[int, int] = {}
@@ -265,13 +265,7 @@ class Session:
         mine = _layout(value)
         if mine[0] == mine[1]:
             return False
-        memory: list[Any] = []  # the memory's bytes, read once if a strided layout needs them
-
-        def bytes_of() -> tuple[ndarray, int] | None:
-            if not memory:
-                memory.append(_memory_bytes(value))
-            return memory[0]
-
+        bytes_of = _memory_once(value)  # read only if a strided layout needs them
         count = since
         for before, after, written in log:
             if after <= count:
@@ -922,35 +916,27 @@ class Session:
         line, location, _ = self.where()
         origin = f"written by {name}[...] = ... at line {line}" if item else \
             f"written by {name}(..., out=...) at line {line}"
-        self.tainted[id(target)] = (weakref.ref(target), origin)
         owner = root(target)
-        held = self.tainted_memory.get(id(owner))
+        held = self.tainted.get(id(owner))
         if held is None or held[0]() is not owner:
-            held = self.tainted_memory[id(owner)] = (weakref.ref(owner), [])
+            held = self.tainted[id(owner)] = (weakref.ref(owner), [])
         held[1].append((_layout(target), origin))
         builder.report("item-into-plain" if item else "out-into-plain", line, [], name=name, location=location)
 
     def taint_of(self, value: ndarray) -> str | None:
-        """How a plain array received traced data (``written_into_plain``'s origin), or None when it did not: the
-        array itself was written, or another array over the same memory whose bytes meet its own (a view written,
-        then its base or another view of it used). Ask only when ``tainted`` is not empty."""
-        taint = self.tainted.get(id(value))
-        if taint is not None and taint[0]() is value:
-            return taint[1]
+        """How a plain array received traced data (``written_into_plain``'s origin), or None when it did not: a write
+        reached some of its bytes (into the array itself, its base, or another view of the same memory). Ask only
+        when ``tainted`` is not empty."""
         owner = root(value)
-        held = self.tainted_memory.get(id(owner))
+        held = self.tainted.get(id(owner))
         if held is None or held[0]() is not owner:
             return None
         mine = _layout(value)
-        memory: list[Any] = []
-
-        def bytes_of() -> tuple[ndarray, int] | None:
-            if not memory:
-                memory.append(_memory_bytes(value))
-            return memory[0]
-
+        if mine[0] == mine[1]:  # no bytes: nothing written
+            return None
+        bytes_of = _memory_once(value)
         for written, origin in held[1]:
-            if mine[0] != mine[1] and not _apart(mine, written, bytes_of):
+            if not _apart(mine, written, bytes_of):
                 return origin
         return None
 
@@ -1069,6 +1055,18 @@ def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[ndarray, int] | None
         return not np.shares_memory(views[0], views[1], max_work=_MAX_WORK)
     except (np.exceptions.TooHardError, ValueError):
         return False
+
+
+def _memory_once(value: Any) -> Callable[[], tuple[ndarray, int] | None]:
+    """``_memory_bytes(value)`` as ``_apart`` asks for it: read on the first call, kept for the next."""
+    memory: list[Any] = []
+
+    def bytes_of() -> tuple[ndarray, int] | None:
+        if not memory:
+            memory.append(_memory_bytes(value))
+        return memory[0]
+
+    return bytes_of
 
 
 def _memory_bytes(value: Any) -> tuple[ndarray, int] | None:
