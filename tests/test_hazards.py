@@ -297,12 +297,13 @@ def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leap
     ("class Holder:\n    pass\no = Holder()\no.buf = BUF\no.buf[:] = h", "o.buf", 6),  # an attribute of one
     ("def fill(b, v):\n    b[:] = v\nfill(BUF, h)", "b", 3),            # in a helper the cell defines
     ("BUF[0:2], BUF[2:] = h[:2], h[2:]", "BUF", 2),                       # a tuple of targets
-    ("OTHER = np.ones(4, np.float32)\nOTHER[:] = BUF[:] = h", "BUF", 3),  # chained targets
+    ("OTHER = np.ones(4, np.float32)\nBUF[:] = OTHER[:] = h", "BUF", 3),  # chained targets
     ("BUF[1:3]: np.ndarray = h[1:3]", "BUF", 2),                          # annotated
     ("D = {'b': BUF}\nD['b'][:] = h", "D['b']", 3),                       # any other target: evaluated once
     ("BUF.flat[:] = h", "BUF.flat", 2),                                   # through a flat iterator
     ("(BUF[1:3], other) = h[1:3], 2.0", "BUF", 2),                         # an item first in a tuple of targets
     ("other = BUF[1:] = h[1:]", "BUF", 2),                                # an item second in a chain
+    ("D = {'b': BUF}\n(D['b'][1:3], other) = h[1:3], 2.0", "D['b']", 3),   # any target in a tuple of targets
 ])
 def test_traced_data_written_into_a_plain_array_is_baked_and_reported_at_the_write(profile, write, target, line):
     """``BUF[:] = h`` into an ndarray from outside the cell: a plain array's item assignment runs in C, with no hook,

@@ -6,18 +6,16 @@ array's new bytes are taken as a genuine constant wherever it is used next, and 
 other input without a word. (A write into an array the cell made, ``np.zeros(...)``, is seen: that array is a
 watched ``TracedArray``; one through ``out=`` is seen by the hook of the call.)
 
-So the cell's code is compiled with each item assignment to a name or an attribute (``BUF[k] = v``,
-``self.buf[k] = v``) passing its value through :func:`store` first: ``BUF[k] = __leapp_store__(v, BUF, "BUF")``.
-The value is evaluated first, as Python does; the target is an expression without calls, evaluated a second time
-(a name, or attributes of one). Any other target (``buffers["pos"][k] = v``) is evaluated once: the statement binds
-its value to a name of its own and the target passes through :func:`into`: ``__leapp_into__(buffers["pos"],
-__leapp_value0__, ...)[k] = (__leapp_value0__ := v)`` (Python evaluates the value, then the target). Outside a
-trace, and for any target but a plain ndarray, the hooks change nothing. For a plain ndarray receiving traced data
-they tell the session, which bakes every array over the written bytes wherever it is used from then on and reports
-the write (``Session.written_into_plain``, ``Session.taint_of``).
+So the cell's code is compiled with each item assignment binding its value to a name of its own and passing the
+target's object through :func:`into` with it: ``BUF[k] = v`` runs as ``__leapp_into__(BUF, __leapp_value0__,
+"BUF")[k] = (__leapp_value0__ := v)``. Python evaluates the value first, then the target, once each, as before. Outside
+a trace, and for any target but a plain ndarray, the hook gives the target back and does nothing else. For a plain
+ndarray receiving traced data it tells the session, which bakes every array over the written bytes wherever it is
+used from then on and reports the write (``Session.written_into_plain``, ``Session.taint_of``).
 
-The hooks are builtins (``builtins.__leapp_store__``, ``__leapp_into__``): a function the cell defines keeps calling
-them after the trace, from any namespace. A cell without an item assignment is compiled from its text.
+The hook is a builtin (``builtins.__leapp_into__``): a function the cell defines keeps calling it after the trace,
+from any namespace. The names a cell's top level binds are removed from its namespace when the trace ends. A cell
+without an item assignment is compiled from its text.
 """
 
 from __future__ import annotations
@@ -33,52 +31,26 @@ from numpy import flatiter, ndarray
 from . import session as _session
 from .provenance import builder_of
 
-STORE = "__leapp_store__"
 INTO = "__leapp_into__"
-VALUE = "__leapp_value{}__"  # the name a statement binds its value to, for INTO (one per statement: never nested)
+VALUE = "__leapp_value{}__"  # the name a statement binds its value to, one per item target in the cell
 HELD_VALUE = re.compile(r"__leapp_value\d+__")
 
 
-def store(value: Any, target: Any, text: str) -> Any:
-    """``value``, about to be written into ``target[...]`` (``text``: the target as the cell spells it)."""
+def into(target: Any, value: Any, text: str) -> Any:
+    """``target``, about to receive ``value`` by item assignment (``text``: the target as the cell spells it)."""
     sess = _session.ACTIVE
     if sess is None or sess.suspended or sess.thread != get_ident():
-        return value
-    if type(target) is flatiter:  # BUF.flat[:] = h writes into BUF
-        target = target.base
-    if type(target) is sess.array_type or not isinstance(target, ndarray):
-        return value
+        return target
+    written = target.base if type(target) is flatiter else target  # BUF.flat[:] = h writes into BUF
+    if type(written) is sess.array_type or not isinstance(written, ndarray):
+        return target
     builder = builder_of((value,))
     if builder is not None and not builder.closed:
-        sess.written_into_plain(builder, target, text, item=True)
-    return value
-
-
-def into(target: Any, value: Any, text: str) -> Any:
-    """``target``, about to receive ``value`` by item assignment (``store``, for a target the cell spells as more than
-    a name or attributes: ``buffers["pos"][:] = h``, evaluated once, after the value, as Python evaluates it)."""
-    store(value, target, text)
+        sess.written_into_plain(builder, written, text, item=True)
     return target
 
 
-builtins.__dict__.setdefault(STORE, store)
 builtins.__dict__.setdefault(INTO, into)
-
-
-def _plain_target(node: ast.expr) -> bool:
-    """A name, or attributes of one: evaluating it again runs no call (a property aside)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
-def _loaded(node: ast.expr) -> ast.expr:
-    """A copy of a name-or-attributes target's object expression, in load context, at its place."""
-    if isinstance(node, ast.Attribute):
-        copy: ast.expr = ast.Attribute(value=_loaded(node.value), attr=node.attr, ctx=ast.Load())
-    else:
-        copy = ast.Name(id=node.id, ctx=ast.Load())  # type: ignore[attr-defined]
-    return ast.copy_location(copy, node)
 
 
 # a lone ``=`` (not ``==``, ``<=``, ``>=``, ``!=``, ``:=`` or an augmented assignment)
@@ -102,54 +74,40 @@ def _may_assign_items(source: str) -> bool:
     return False
 
 
-def _through_store(value: ast.expr, target: ast.expr) -> ast.expr:
-    """``value`` passed through :func:`store` for each item assignment to a name or an attribute in ``target``: the
-    target itself, or the targets of a tuple or list whose value is a tuple or list of as many items."""
-    if type(target) is ast.Subscript and _plain_target(target.value):
-        return ast.copy_location(ast.Call(
-            func=ast.copy_location(ast.Name(id=STORE, ctx=ast.Load()), value),
-            args=[value, _loaded(target.value), ast.copy_location(ast.Constant(value=ast.unparse(target.value)),
-                                                                   value)],
-            keywords=[]), value)
+def _hooked(value: ast.expr, target: ast.expr, names: list[str]) -> ast.expr:
+    """``value`` for ``target``: bound to a new name (added to ``names``) whose value the target's object passes
+    through :func:`into` when ``target`` is an item, paired item by item with a tuple or list of targets when both are
+    one of as many items; as it is otherwise (a name, an attribute, a tuple of targets given one value to unpack)."""
+    if type(target) is ast.Subscript:
+        name = VALUE.format(len(names))
+        names.append(name)
+        target.value = ast.copy_location(ast.Call(
+            func=ast.copy_location(ast.Name(id=INTO, ctx=ast.Load()), target),
+            args=[target.value, ast.copy_location(ast.Name(id=name, ctx=ast.Load()), target),
+                  ast.copy_location(ast.Constant(value=ast.unparse(target.value)), target)],
+            keywords=[]), target.value)
+        return ast.copy_location(ast.NamedExpr(target=ast.copy_location(ast.Name(id=name, ctx=ast.Store()), value),
+                                               value=value), value)
     if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
             and len(target.elts) == len(value.elts) \
             and not any(type(e) is ast.Starred for e in (*target.elts, *value.elts)):
-        value.elts = [_through_store(v, t) for v, t in zip(value.elts, target.elts, strict=True)]
+        value.elts = [_hooked(v, t, names) for v, t in zip(value.elts, target.elts, strict=True)]
     return value
 
 
 def compile_cell(source: str, filename: str) -> Any:
-    """The code of ``source`` with every item assignment passing its value through a hook (line numbers kept: the
-    hazards, tracebacks and the cell's sites read them): to a name or an attribute through :func:`store`
-    (``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u, v``, ``x[k]: T = v``), to any other target through
-    :func:`into` (``d["k"][a] = v``, the value bound to a name of the statement's own). Not hooked: a tuple of targets
-    given one value (``x[a], y[b] = pair``: the pairing is the value's own), and a target other than a name or an
-    attribute inside a tuple of targets."""
+    """The code of ``source`` with every item assignment passing its value through :func:`into` (line numbers kept:
+    the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u,
+    v``, ``x[k]: T = v``, whatever the target's object (``d["k"][a] = v``, ``get()[a] = v``). Not hooked: a tuple of
+    targets given one value to unpack (``x[a], y[b] = pair``: the pairing is the value's own)."""
     if not _may_assign_items(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
-    held = 0
+    names: list[str] = []
     for node in ast.walk(tree):
-        kind = type(node)
-        if kind is not ast.Assign and (kind is not ast.AnnAssign or node.value is None):
-            continue
-        targets = node.targets if kind is ast.Assign else [node.target]
-        if all(type(t) is not ast.Subscript or _plain_target(t.value) for t in targets):
-            for target in targets:
-                node.value = _through_store(node.value, target)
-            continue
-        # a target such as buffers["pos"][:]: evaluating it again could run anything (a getitem of a traced array
-        # records a node), so the value is bound to a name of the statement's own, and each target passes it
-        name = VALUE.format(held)
-        held += 1
-        value = node.value
-        node.value = ast.copy_location(ast.NamedExpr(target=ast.copy_location(ast.Name(id=name, ctx=ast.Store()),
-                                                                              value), value=value), value)
-        for target in targets:
-            if type(target) is ast.Subscript:
-                text = ast.copy_location(ast.Constant(value=ast.unparse(target.value)), target)
-                target.value = ast.copy_location(ast.Call(
-                    func=ast.copy_location(ast.Name(id=INTO, ctx=ast.Load()), target),
-                    args=[target.value, ast.copy_location(ast.Name(id=name, ctx=ast.Load()), target), text],
-                    keywords=[]), target.value)
+        if type(node) is ast.Assign:
+            for target in node.targets:
+                node.value = _hooked(node.value, target, names)
+        elif type(node) is ast.AnnAssign and node.value is not None:
+            node.value = _hooked(node.value, node.target, names)
     return compile(tree, filename, "exec")
