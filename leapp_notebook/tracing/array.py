@@ -94,6 +94,17 @@ def _number_part(value: Any, kind: type) -> Any:
     return value if value or kind is not float else (float, math.copysign(1.0, value))
 
 
+def _with_constant(parts: list[Any], sess: Any, value: ndarray) -> list[Any] | None:
+    """``parts`` (a replay key being made) with a plain array's part added (``replay.constant_part``, beside None);
+    None when the array has none: the call has no key."""
+    constant = replay.constant_part(sess, value)
+    if constant is None:
+        return None
+    parts.append(constant)
+    parts.append(None)
+    return parts
+
+
 _NO_BUILDER = object()  # _sequence: no item of the sequence has a provenance
 
 
@@ -125,12 +136,7 @@ def _sequence(value: list[Any] | tuple[Any, ...], sess: Any, traced: list[Any]) 
             continue
         if kind is ndarray:
             if part is not None:
-                constant = replay.constant_part(sess, item)
-                if constant is None:
-                    part = None
-                else:
-                    part.append(constant)
-                    part.append(None)
+                part = _with_constant(part, sess, item)
         elif kind is float or kind is int or kind is bool:
             if part is not None:
                 part.append(kind)
@@ -478,12 +484,7 @@ class TracedArray(ndarray):
             elif kind is ndarray:
                 plain_list.append(value)
                 if parts is not None:
-                    part = replay.constant_part(sess, value)
-                    if part is None:
-                        parts = None
-                    else:
-                        parts.append(part)
-                        parts.append(None)
+                    parts = _with_constant(parts, sess, value)
             else:
                 plain_list.append(plain(value))
                 simple = own = False
