@@ -125,6 +125,43 @@ def test_graph_is_traceable_by_torch_jit():
                                t.run_eager({"node": {"x": fresh}})["node"]["y"], rtol=1e-6)
 
 
+def test_constants_are_copies_held_as_buffers_of_the_node_module_and_buffer_hooks_see_them():
+    """A plain array the cell uses is a buffer of the node's GraphModule (a copy: changing the array after the trace
+    changes nothing in the graph), made once per array and contents; torch's hooks on registering a buffer are
+    honoured (their replacement is what the graph holds), and the tracer's own copy is no value of the cell."""
+    mean = np.array([0.5, 1.0, 1.5, 2.0], np.float32)
+    source = "y = (x - MEAN) * SCALE\ny = y - MEAN"
+    seen = []
+
+    def hook(module, name, buffer):
+        seen.append((name, buffer.numpy().copy()))
+        # the node's own module only (its GraphModule registers the buffers it copies from it again)
+        return buffer * 10 if name == "_const1" and type(module) is torch.nn.Module else None
+
+    for hooked in (False, True):
+        handle = torch.nn.modules.module.register_module_buffer_registration_hook(hook) if hooked else None
+        try:
+            t = ln.trace_cell(source, {"np": np, "x": X, "MEAN": mean, "SCALE": np.float32(3.0)},
+                              inputs=["x"], outputs=["y"])
+        finally:
+            if handle is not None:
+                handle.remove()
+        module = t.nodes["node"].graph
+        consts = [n for n in module.graph.nodes if n.op == "get_attr"]
+        assert [(n.name, n.target) for n in consts] == [("const0", "_const0"), ("const1", "_const1")]
+        assert sorted(dict(module.named_buffers())) == ["_const0", "_const1"]
+        np.testing.assert_array_equal(module._const0.numpy(), mean)
+        assert not np.shares_memory(module._const0.numpy(), mean)
+        assert type(module._const0) is torch.Tensor
+        scale = 30.0 if hooked else 3.0
+        np.testing.assert_allclose(module(torch.from_numpy(X))[0].numpy(), (X - mean) * scale - mean, rtol=1e-6)
+    assert [name for name, _ in seen] == ["_const0", "_const1"] * 2  # the node's module and its GraphModule
+    np.testing.assert_array_equal(seen[0][1], mean)
+    kept = mean.copy()
+    mean[:] = 0  # the graph keeps its copy
+    np.testing.assert_allclose(module(torch.from_numpy(X))[0].numpy(), (X - kept) * 30.0 - kept, rtol=1e-6)
+
+
 def test_annotate_passes_values_through_outside_a_trace():
     value = ln.annotate.input_tensors("n", {"a": X})
     assert value is X
@@ -600,3 +637,32 @@ def test_a_call_with_out_returns_the_out_array_as_numpy_does():
     ln.trace_cell('x = annotate.input_tensors("n", {"x": raw})\nh = x * 1\nr = np.clip(h, 0, 1, out=h)\n'
                   'same = r is h\nannotate.output_tensors("n", {"y": h * 2})\n', ns)
     assert ns["same"] is True
+
+
+@pytest.mark.parametrize("steps", [1, 40])
+def test_whether_an_output_depends_on_the_inputs_is_found_whichever_operand_carries_the_state(steps):
+    """``depends_on_inputs`` (the untraced-output check of every output): the state carried through a loop as the
+    first operand, as the last, or through both; outputs computed from constants alone do not depend on them,
+    even when they hang off a graph that does."""
+    from torch import fx
+
+    from leapp_notebook.tracing.provenance import depends_on_inputs
+
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    const = graph.get_attr("c")
+    states = {}
+    for order in ("first", "last", "middle"):
+        h = x
+        for _ in range(steps):
+            side = graph.call_function(torch.tanh, (graph.call_function(torch.mul, (const, 2.0)),))
+            args = {"first": (h, side), "last": (side, h), "middle": (side, h, side)}[order]
+            h = graph.call_function(torch.stack, (list(args),))
+        states[order] = h
+    only_constants = graph.call_function(torch.add, (graph.call_function(torch.neg, (const,)), const))
+    mixed = graph.call_function(torch.sub, (only_constants, states["last"]))
+    for order, node in states.items():
+        assert depends_on_inputs(node), order
+    assert depends_on_inputs(mixed) and depends_on_inputs(x)
+    assert not depends_on_inputs(only_constants) and not depends_on_inputs(const)
+    assert not depends_on_inputs(None) and not depends_on_inputs(2.0)

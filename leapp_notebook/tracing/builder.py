@@ -37,6 +37,10 @@ _FX_ILLEGAL: Any = getattr(fx.graph, "_illegal_names", None)
 _NEVER_BARE = frozenset(name for name, obj in _FX_ILLEGAL.items() if obj is not None) \
     if isinstance(_FX_ILLEGAL, dict) else frozenset(keyword.kwlist) | frozenset(builtins.__dict__)
 _Node = fx.Node
+# NumPy's and torch's own functions, bound before a trace installs its wrappers of them (the tracer's own copies are
+# not the cell's arrays), and torch's table of hooks on registering a buffer (NodeBuilder.const)
+_array, _asarray, _from_numpy = np.array, np.asarray, torch.from_numpy
+_BUFFER_HOOKS = torch.nn.modules.module._global_buffer_registration_hooks
 _new_node = fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
 # The kwargs of every node recorded without keyword arguments (most of them): fx keeps an empty immutable_dict it is
@@ -434,21 +438,35 @@ class NodeBuilder:
             with self.session.eager():  # the tracer's own torch calls are not the cell's
                 array = value.detach().cpu().numpy()
         else:
-            array = np.asarray(value)
-        if array.dtype.kind not in "biufc":
-            raise TraceError(f"cannot embed a constant of dtype {array.dtype} in the graph of node '{self.name}'")
-        if array.dtype.kind in "iu" and array.dtype.itemsize < 8 and array.dtype not in ops._NP_TO_TORCH:
+            array = _asarray(value)
+        dtype = array.dtype
+        if dtype.kind not in "biufc":
+            raise TraceError(f"cannot embed a constant of dtype {dtype} in the graph of node '{self.name}'")
+        if dtype.kind in "iu" and dtype.itemsize < 8 and dtype not in ops._NP_TO_TORCH:
             array = array.astype(np.int64)
-        attr = f"_baked{self.n_const}" if baked else f"_const{self.n_const}"
+        number = self.n_const
         self.n_const += 1
-        tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
-        self.root.register_buffer(attr, tensor)
-        node = self.graph.create_node("get_attr", attr, name=("baked" if baked else "const") + str(self.n_const - 1))
+        attr = f"_baked{number}" if baked else f"_const{number}"
+        # NumPy's and torch's own functions, not the cell's wrappers of them (np.array watches what it makes), and
+        # the buffer set as register_buffer sets it (its checks cannot fail here: the name is new and no submodule
+        # is named with a leading underscore), unless someone registered a hook for buffers
+        tensor = _from_numpy(_array(array, copy=True, order="C"))
+        if _BUFFER_HOOKS:
+            self.root.register_buffer(attr, tensor)
+        else:
+            self.root._buffers[attr] = tensor
+        graph, name = self.graph, ("baked" if baked else "const") + str(number)
+        if graph.owning_module is None:  # (a name fx keeps as it is: a stem and digits, no underscore)
+            if graph.log:
+                graph.flush()
+            node = graph._make("get_attr", attr, (), _NO_KWARGS, name)
+        else:
+            node = graph.create_node("get_attr", attr, name=name)
         self.fresh.append(node)
         preview = tuple(array.ravel()[:6].tolist()) if array.size else ()
-        node.meta[KEY] = NodeFacts(line=line, numpy="constant", torch="constant", helper=helper, shape=array.shape,
-                                   dtype=array.dtype.name, kind=kind, const="baked" if baked else "genuine",
-                                   origin=origin, sources=tuple(source_nodes or ()), preview=preview)
+        node.meta[KEY] = make(line=line, numpy="constant", torch="constant", helper=helper, shape=array.shape,
+                              dtype=dtype_name(array.dtype), kind=kind, const="baked" if baked else "genuine",
+                              origin=origin, sources=tuple(source_nodes or ()), preview=preview)
         if not baked:
             kept = None
             if contents is None:

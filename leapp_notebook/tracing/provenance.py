@@ -463,15 +463,30 @@ def depends_on_inputs(node: Any) -> bool:
     """Whether ``node``'s value is computed from a placeholder (a node input)."""
     if not isinstance(node, fx.Node):
         return False
-    seen: set[fx.Node] = set()
-    stack = [node]
-    while stack:  # depth first, stopping at the first placeholder (most values reach one in a few steps)
-        current = stack.pop()
-        if current.op == "placeholder":
-            return True
-        if current not in seen:
-            seen.add(current)
-            stack.extend(current._input_nodes)
+    # Two depth-first searches taking turns, sharing what they have seen, stopping at the first placeholder: one
+    # goes down each node's last operand first, the other its first operand. A state carried through a loop is
+    # one or the other (h = np.exp(g) + m reaches the input through m, h = h + g.sum() through h), and the other
+    # order walks nearly the whole graph first: the pair takes at most twice the better one's steps.
+    if node.op == "placeholder":
+        return True
+    seen = {node}
+    last = list(node._input_nodes)
+    first = last[::-1]
+    while last or first:
+        if last:
+            current = last.pop()
+            if current.op == "placeholder":
+                return True
+            if current not in seen:
+                seen.add(current)
+                last.extend(current._input_nodes)
+        if first:
+            current = first.pop()
+            if current.op == "placeholder":
+                return True
+            if current not in seen:
+                seen.add(current)
+                first.extend(reversed(current._input_nodes))
     return False
 
 
