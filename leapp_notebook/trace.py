@@ -16,6 +16,7 @@ import sys
 import traceback
 import warnings
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -440,6 +441,8 @@ def _clean_namespace(namespace: dict[str, Any], filename: str, wrappers: dict[in
 
 def _release(value: Any, filename: str) -> None:
     """Plain values inside a function or an object the cell defined (closures, defaults, attributes)."""
+    if type(value) is ModuleType:  # (no class the cell defined; and NumPy's module answers a missing name slowly)
+        return
     code = getattr(value, "__code__", None)
     if code is not None and code.co_filename == filename:
         for cell in value.__closure__ or ():
