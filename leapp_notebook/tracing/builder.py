@@ -40,7 +40,8 @@ _Node = fx.Node
 # NumPy's and torch's own functions, bound before a trace installs its wrappers of them (the tracer's own copies are
 # not the cell's arrays), and torch's table of hooks on registering a buffer (NodeBuilder.const)
 _array, _asarray, _from_numpy = np.array, np.asarray, torch.from_numpy
-_BUFFER_HOOKS = torch.nn.modules.module._global_buffer_registration_hooks
+# (a stand-in that is never empty where torch keeps no such table: register_buffer always)
+_BUFFER_HOOKS = getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", (None,))
 _new_node = fx.Node.__new__
 _init_node = torch._C._NodeBase.__init__
 # The kwargs of every node recorded without keyword arguments (most of them): fx keeps an empty immutable_dict it is
