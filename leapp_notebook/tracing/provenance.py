@@ -466,27 +466,23 @@ def depends_on_inputs(node: Any) -> bool:
     # Two depth-first searches taking turns, sharing what they have seen, stopping at the first placeholder: one
     # goes down each node's last operand first, the other its first operand. A state carried through a loop is
     # one or the other (h = np.exp(g) + m reaches the input through m, h = h + g.sum() through h), and the other
-    # order walks nearly the whole graph first: the pair takes at most twice the better one's steps.
+    # order walks nearly the whole graph first: the pair stops when either finds the input (the constants cell of
+    # benchmarks/trace_overhead.py: 35 nodes seen of 184, where the last-operand search alone saw 182).
     if node.op == "placeholder":
         return True
     seen = {node}
     last = list(node._input_nodes)
     first = last[::-1]
+    searches = ((last, iter), (first, reversed))  # (a stack, the order its nodes' operands go on it)
     while last or first:
-        if last:
-            current = last.pop()
-            if current.op == "placeholder":
-                return True
-            if current not in seen:
-                seen.add(current)
-                last.extend(current._input_nodes)
-        if first:
-            current = first.pop()
-            if current.op == "placeholder":
-                return True
-            if current not in seen:
-                seen.add(current)
-                first.extend(reversed(current._input_nodes))
+        for stack, order in searches:
+            if stack:
+                current = stack.pop()
+                if current.op == "placeholder":
+                    return True
+                if current not in seen:
+                    seen.add(current)
+                    stack.extend(order(current._input_nodes))
     return False
 
 
