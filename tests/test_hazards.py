@@ -354,6 +354,28 @@ def test_a_write_into_part_of_a_plain_array_taints_what_shares_its_bytes(write, 
         assert at_use == [] and agrees_on_fresh_input(t, FRESH1)
 
 
+def test_a_loop_writing_into_a_plain_array_keeps_one_record_per_place_written():
+    """``BUF[:] = h`` at every step of a loop is one write as far as the taint goes: the session keeps each place
+    written once (every later use of BUF is checked against them all), while a write to other bytes adds one."""
+    from leapp_notebook.tracing import session as session_module
+
+    counts = []
+    taint_of = session_module.Session.taint_of
+
+    def counted(sess, value):
+        counts.append(sum(len(places) for _, places in sess.tainted.values()))
+        return taint_of(sess, value)
+
+    source = "h = x * 2\nfor i in range(40):\n    BUF[:] = h\n    BUF[:2] = h[:2]\n    y = h + BUF\n"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(session_module.Session, "taint_of", counted)
+        t = ln.trace_cell(source, {"np": np, "x": X1, "BUF": np.zeros(4, np.float32)}, inputs=["x"],
+                          outputs=["y"], profile="full")
+    assert counts and max(counts) == 2
+    assert {h.line for h in t.hazards if h.kind == "untraced-call"} == {3, 4, 5}
+    assert not agrees_on_fresh_input(t, FRESH1)
+
+
 @pytest.mark.parametrize("statement, assigns", [
     ("BUF[0] = v", True), ("a[0] \\\n    = v", True), ("a[\n    0\n] = v", True), ("(a[0], b) = u, v", True),
     ("a[0], b = u, v", True), ("x = a[0] = v", True), ("f(x)[0] = v", True), ("a[0]: T = v", True),

@@ -61,17 +61,23 @@ def _replay_call(sess: Any, builder: Any, row: Any, name: str, params: dict[str,
     """The traced result of a function or method call recorded before, with a LEAPP-defect answer that holds for
     its signature, replayed from the hook; ``_MISS`` when there is none (``Session.record`` asks the same signature
     then). ``where``: the session's site finder for the hook's frame depth (``Session.where_below`` for a
-    function, ``Session.where_method`` for a method, whose wrapper is one frame more)."""
-    key = replay.signature(sess, builder, row, name, params, None, result)
-    template = replay.TEMPLATES.get(key) if key is not None else None
-    if template is None and row.build in replay.NUMBER_SLOTS:
-        # a float not seen here before: the recording for any float there, when there is one
-        template = replay.for_any_float(key, params, row.build)
+    function, ``Session.where_method`` for a method, whose wrapper is one frame more). ``alias``: the function
+    hook's own key of the call (``replay.FUNCTION``), looked up first; the general signature is made only when it
+    finds nothing, and what that finds is stored under the alias for the next call (another number, a keyword
+    spelled positionally)."""
+    template = replay.TEMPLATES.get(alias) if alias is not None else None
+    signed = template is None  # looked up by the general signature
+    if signed:
+        key = replay.signature(sess, builder, row, name, params, None, result)
+        template = replay.TEMPLATES.get(key) if key is not None else None
+        if template is None and row.build in replay.NUMBER_SLOTS:
+            # a float not seen here before: the recording for any float there, when there is one
+            template = replay.for_any_float(key, params, row.build)
     if template is None or template is replay.NO_TEMPLATE or template.finding is replay.NO_TEMPLATE or (
             template.aliases is not None and not replay.fits(template, params, builder)):
         return _MISS
-    if alias is not None:  # the function hook's key, found here first (another number, a keyword spelled
-        replay.store(alias, template)  # positionally): the next call finds it there
+    if signed and alias is not None:
+        replay.store(alias, template)
     if template.wraps and row.leapp and type(result) is ndarray:  # as the ufunc hook does
         return (template.direct or replay.direct(template))(builder, params, where(), result)
     return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False, where())
@@ -532,23 +538,13 @@ class TracedArray(ndarray):
             if not builder.closed and (row.leapp or sess.profile == "full"):
                 if parts is not None and type(result) is ndarray and replay.ENABLED and _current(sess, builder,
                                                                                                  traced):
-                    # Recorded before: replayed without the general signature (Session.record stores the template
+                    # Recorded before: found without the general signature (Session.record stores the template
                     # under both keys). With the result's dtype and shape, as the signature has them: a few
                     # functions' results depend on the values (np.nonzero, np.unique)
                     parts.append(row.build)
                     parts.append(result.dtype)
                     parts.append(result.shape)
                     alias = tuple(parts)
-                    template = replay.TEMPLATES.get(alias)
-                    if template is not None and template is not replay.NO_TEMPLATE and \
-                            template.finding is not replay.NO_TEMPLATE:
-                        params = _bind(row.names, args, kwargs)
-                        if template.aliases is None or replay.fits(template, params, builder):
-                            if template.wraps and row.leapp:
-                                return (template.direct or replay.direct(template))(builder, params, sess.where(),
-                                                                                    result)
-                            return sess.replayed(builder, template, row, name, params, _NO_PARAMS, result, False,
-                                                 sess.where())
                 params = _bind(row.names, args, kwargs)
                 replayed = _replay_call(sess, builder, row, name, params, result, sess.where_below, alias)
                 if replayed is not _MISS:

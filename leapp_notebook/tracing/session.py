@@ -920,7 +920,9 @@ class Session:
         held = self.tainted.get(id(owner))
         if held is None or held[0]() is not owner:
             held = self.tainted[id(owner)] = (weakref.ref(owner), [])
-        held[1].append((_layout(target), origin))
+        written = (_layout(target), origin)
+        if written not in held[1]:  # (a loop writing the same bytes at one line: BUF[:] = h every step)
+            held[1].append(written)
         builder.report("item-into-plain" if item else "out-into-plain", line, [], name=name, location=location)
 
     def taint_of(self, value: ndarray) -> str | None:
