@@ -230,8 +230,9 @@ _BYTES_COMPARED = 1 << 16  # an input up to this size is compared as two bytes o
 
 def _changed(live: Any, kept: Any) -> bool:
     """Whether a node input's memory (``live``) no longer holds the copy ``kept`` when the node was declared, bit
-    for bit (through an unsigned view of the same item size, which any strides allow), a block of rows at a time:
-    no temporary of the size of a large input, contiguous or not."""
+    for bit: an input up to _BYTES_COMPARED bytes as two bytes objects; a larger one through an unsigned view of
+    the same item size (which any strides allow), a block of rows at a time: no temporary of the size of a large
+    input, contiguous or not."""
     if isinstance(live, Tensor):
         with torch._C.DisableTorchFunction():  # the tracer's own read
             live, kept = live.numpy(), kept.numpy()
@@ -239,8 +240,8 @@ def _changed(live: Any, kept: Any) -> bool:
         return True
     bits = _BITS.get(kept.dtype.itemsize)
     if bits is not None:
-        if kept.nbytes <= _BYTES_COMPARED:  # a small input (every trace has one): its bytes, without array_equal's
-            return live.tobytes() != kept.tobytes()  # Python-level checks (about 20 us a trace)
+        if kept.nbytes <= _BYTES_COMPARED:  # (array_equal's Python-level checks: about 20 us a trace)
+            return live.tobytes() != kept.tobytes()
         live, kept = live.view(bits), kept.view(bits)
     nan = bits is None and kept.dtype.kind in "fc"  # complex128 and longer: by value, NaN equal to NaN
 
