@@ -183,8 +183,9 @@ def _show(run: CellRun, options: TraceOptions, *, widget: bool, namespace: dict[
     from IPython.display import DisplayHandle, display
 
     from .render import export_entry, graph_model, start_mimebundle
+    from .render.model import MODEL_COMPACT_ABOVE
 
-    model = graph_model(run.trace)
+    model = graph_model(run.trace, compact_above=MODEL_COMPACT_ABOVE)  # what the bundle carries
     if run.exported is not None or run.export_error is not None:
         model["export"] = export_entry(files=run.exported, error=run.export_error)
     bundle = start_mimebundle(model)  # dot lays the graph out while the controls are made

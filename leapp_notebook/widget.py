@@ -25,6 +25,7 @@ from .render import export_entry, graph_model, hazard_vertices, svg_fragment, to
 from .render.html import export_html, hazard_table_html, probe_html, summary_html
 from .render.labels import esc
 from .render.look import PROBE_FAILED
+from .render.model import MODEL_COMPACT_ABOVE
 
 CONTROLS_MIME_TYPE = "application/vnd.leapp.controls+json"
 RERUN = "re-run the cell to probe or export"
@@ -105,7 +106,7 @@ class TraceWidget(widgets.VBox):
         instead) and redraw summary, graph and hazard table (with ``controls_only``, the model alone: the magic
         redraws its output from it)."""
         before = self._hazard_key(self.selected_hazard)
-        self.model = dict(model) if model is not None else graph_model(self.trace)
+        self.model = dict(model) if model is not None else graph_model(self.trace, compact_above=MODEL_COMPACT_ABOVE)
         self.model["export"] = self.exported
         if self.controls_only:
             return

@@ -8,9 +8,12 @@ import json
 
 import numpy as np
 import pytest
+import torch
+from conftest import SEED_INTERP_CELL
 
 import leapp_notebook as ln
-from leapp_notebook.render.model import COMPACT_ABOVE, MODEL_COMPACT_ABOVE, graph_model, vertex_count
+from leapp_notebook.render import model as model_module
+from leapp_notebook.render.model import COMPACT_ABOVE, MODEL_COMPACT_ABOVE, compact, graph_model, vertex_count
 
 LOOP = ("h = x\nfor i in range(STEPS):\n    h = np.tanh(h * 0.5 + 1.0) - np.sin(h)\n"
         "    h = h[::-1] if i == STEPS // 2 else h\ny = h\n")
@@ -39,6 +42,86 @@ def test_a_large_trace_is_compacted_and_its_bundle_stays_small():
     assert all(e["source"] in ids and e["target"] in ids for node in model["nodes"] for e in node["edges"])
     summaries = [v for node in model["nodes"] for v in node["vertices"] if v["role"] == "collapsed"]
     assert sum(v["hidden"] for v in summaries) + vertex_count(model) - len(summaries) == vertex_count(full)
+
+
+def _policy() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)).eval()
+
+
+SEED_NS = {"raw_state": np.array([0.1, 0.4, 0.7, 0.9], np.float32), "CALIB_IN": np.array([0.0, 0.5, 1.0]),
+           "CALIB_OUT": np.array([0.0, 2.0, 10.0])}
+HELPERS = ("def smooth(v):\n    return np.tanh(v * 0.5) + v / 3.0\n"
+           "h = x * 1.0\n" + "".join("h = smooth(h)\n" if i % 4 == 3 else
+                                     f"h = np.maximum(h * 0.{1 + i % 7} - 0.25, h / 2.0)\n" for i in range(30))
+           + "h = h + np.interp(h, CIN, COUT) * 0.0\n" + "h = smooth(h) + 1.0\ny = h\n")
+TWO_NODES = ('a = annotate.input_tensors("pre", {"x": x})\n'
+             'annotate.output_tensors("pre", {"b": np.interp(a, [0, 1], [0, 5]) + a, "c": a * 2.0})\n'
+             'c = annotate.input_tensors("post", {"b": b_in})\n'
+             'annotate.output_tensors("post", {"d": c + 1.0})\n')
+POLICY = ('obs = annotate.input_tensors("node", {"obs": raw_obs})\n'
+          'normed = (obs - MEAN) / STD\n'
+          't = torch.from_numpy(normed.astype(np.float32))\n'
+          'with torch.no_grad():\n    action = policy(t)\n'
+          'scaled = torch.tanh(action) * 2.0\n'
+          'annotate.output_tensors("node", {"action": scaled.numpy()})\n')
+CASES = {
+    # the seed's np.interp: a baked constant, and after a probe the output it fails and the constant it exposed
+    "seed": (SEED_INTERP_CELL, SEED_NS, {}, 0),
+    "seed-full-probed": (SEED_INTERP_CELL, SEED_NS, {"profile": "full"}, 4),
+    "seed-probed": (SEED_INTERP_CELL, SEED_NS, {}, 4),
+    # a reversed slice inside a loop: one marked op among hundreds
+    "loop": (LOOP, {"x": np.ones((4, 4)), "STEPS": 60}, {"inputs": ["x"], "outputs": ["y"], "profile": "full"}, 0),
+    # helper calls between lines, spans of groups folded with their helpers named
+    "helpers": (HELPERS, {"x": np.linspace(-1, 1, 8, dtype=np.float32), "CIN": np.array([-1.0, 1.0]),
+                          "COUT": np.array([0.0, 1.0])}, {"inputs": ["x"], "outputs": ["y"]}, 3),
+    # a marked op with one unmarked op on its line (the fold shows that group whole), a genuine constant
+    "one-hidden": ("a = x * 3.0 + 1.0\nb = a[::-1] * 2.0\nc = b + np.array([1.0, 2.0, 3.0])\ny = c - 1.0\n",
+                   {"x": np.ones(3)}, {"inputs": ["x"], "outputs": ["y"]}, 0),
+    # a tracer-inserted cast, a broken chain
+    "cast": ("y0 = x + np.ones(2)\nz = y0.astype(np.float32)\ny = z * float(z[0])\n", {"x": np.ones(2, np.float32)},
+             {"inputs": ["x"], "outputs": ["y"]}, 2),
+    "two-nodes": (TWO_NODES, {"x": np.linspace(0, 1, 3).astype(np.float32), "b_in": np.ones(3, np.float32)}, {}, 5),
+    "policy": (POLICY, {"torch": torch, "policy": _policy(), "raw_obs": np.linspace(0.1, 0.9, 4),
+                        "MEAN": np.full(4, 0.5), "STD": np.full(4, 0.2)}, {}, 3),
+}
+
+
+def _traced(case):
+    source, namespace, options, probes = CASES[case]
+    trace = ln.trace_cell(source, {"np": np, **namespace}, **options)
+    if probes:
+        trace.probe(n=probes, seed=0)
+    return trace
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_model_built_compacted_is_the_full_models_compaction(case):
+    """``graph_model(trace, compact_above=n)`` makes the compacted model in one walk of the fx graphs, never the full
+    model: it must equal ``compact(graph_model(trace))`` byte for byte, on every kind of vertex, fold and edge."""
+    trace = _traced(case)
+    full = graph_model(trace)
+    assert json.dumps(graph_model(trace, compact_above=0)) == json.dumps(compact(full))
+    assert graph_model(trace, compact_above=vertex_count(full)) == full  # not above it: the full model
+    assert graph_model(trace, compact_above=vertex_count(full) - 1)["compacted"]["vertices"] == vertex_count(full)
+
+
+def test_the_compacted_path_makes_vertices_only_for_what_it_shows(monkeypatch):
+    made = []
+    vertex = model_module._vertex
+
+    def counted(*args, **kwargs):
+        made.append(args[2].name)
+        return vertex(*args, **kwargs)
+
+    monkeypatch.setattr(model_module, "_vertex", counted)
+    trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones((4, 4)), "STEPS": 800}, inputs=["x"], outputs=["y"],
+                          profile="full")
+    model = trace._repr_mimebundle_()["application/vnd.leapp.trace+json"]
+    assert model["compacted"]["vertices"] > 3000
+    # the input, the reversed slice's op and the output (and the ops on its line the fold shows), not 4,000
+    assert len(made) <= vertex_count(model) <= 10, made
+    assert compact(model) is model  # compacting a compacted model changes nothing
 
 
 def test_a_small_trace_is_not_compacted():

@@ -337,7 +337,7 @@ def test_the_controls_beside_the_bundle_draw_nothing_it_already_shows(shell, mon
     made = keep_controls(monkeypatch)
     built, drawn = [], []
     build, draw = model_module._graph_model, widget_module.to_svg
-    monkeypatch.setattr(model_module, "_graph_model", lambda trace: built.append(trace) or build(trace))
+    monkeypatch.setattr(model_module, "_graph_model", lambda trace, *a: built.append(trace) or build(trace, *a))
     monkeypatch.setattr(widget_module, "to_svg", lambda *a, **k: drawn.append(a) or draw(*a, **k))
 
     _, captured = run(shell, SEED_MAGIC_CELL)

@@ -27,9 +27,10 @@ def start_mimebundle(trace_or_model: Any, *, svg: bool = True) -> Callable[[], d
     ``dot`` process: the layout runs beside whatever the caller does next, on a core of its own); the function
     returned draws the text, waits for the SVG, and returns the bundle. ``%%leapp_trace`` makes its widget
     controls in between; the text is drawn while ``dot`` runs either way (together about half of a warm cell)."""
-    model = graph_model(trace_or_model)
-    # Bounded output: Jupyter carries every byte of a bundle into the saved notebook.
-    count = vertex_count(model)
+    # Bounded output: Jupyter carries every byte of a bundle into the saved notebook. A trace above
+    # MODEL_COMPACT_ABOVE is compacted as its model is built; a model passed in is compacted here.
+    model = graph_model(trace_or_model, compact_above=MODEL_COMPACT_ABOVE)
+    count = model["compacted"]["vertices"] if "compacted" in model else vertex_count(model)
     shown = compact(model) if count > COMPACT_ABOVE else model
     drawn: list[Any] = []
     drawing = None

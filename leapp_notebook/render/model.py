@@ -14,6 +14,7 @@ import gc
 import math
 import weakref
 from collections import Counter
+from functools import partial
 from typing import Any, Callable
 
 import torch.fx
@@ -34,9 +35,15 @@ def hazard_category(kind: str, severity: str) -> str:
     return CATEGORY_OF_KIND.get(kind, "baked")
 
 
-def graph_model(trace: Any) -> dict[str, Any]:
+def graph_model(trace: Any, *, compact_above: int | None = None) -> dict[str, Any]:
     """The graph model of ``trace`` (a ``Trace``); a model dict is returned as is (a model saved before
-    the verdict existed gets its verdict and summary words filled in)."""
+    the verdict existed gets its verdict and summary words filled in).
+
+    ``compact_above``: a trace of more vertices than that gets its compacted model (``compact``), built as the
+    graph is walked: a vertex is made only for what the compacted model shows, so a 100,000-op cell with a few
+    marked vertices costs a walk of its fx graph, not 100,000 vertex dicts folded afterwards. The result is equal to
+    ``compact(graph_model(trace))``. The notebook output, the widget and ``mimebundle`` pass
+    ``MODEL_COMPACT_ABOVE``."""
     if isinstance(trace, dict):
         if "verdict" not in trace or "text" not in trace["summary"]:
             _say(trace)
@@ -47,13 +54,13 @@ def graph_model(trace: Any) -> dict[str, Any]:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _graph_model(trace)
+        return _graph_model(trace, compact_above)
     finally:
         if collecting:
             gc.enable()
 
 
-def _graph_model(trace: Any) -> dict[str, Any]:
+def _graph_model(trace: Any, compact_above: int | None) -> dict[str, Any]:
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]
     if hazards:  # one-click fixes: LibCST (a third of a second to import) loads only for a trace that has hazards
@@ -64,12 +71,16 @@ def _graph_model(trace: Any) -> dict[str, Any]:
                 hazard["edit"] = edit.to_dict()
     probe = _probe_model(getattr(trace, "last_probe", None))
     lines = cell_lines(trace.source)
-    nodes = [_node_model(index, node, hazards, probe, lines)
-             for index, node in enumerate(trace.nodes.values())]
-    severities = Counter(h["severity"] for h in hazards)
+    total = sum(_vertices_of(node) for node in trace.nodes.values())
+    compacting = compact_above is not None and total > compact_above
+    build = _compact_node_model if compacting else _node_model
+    nodes = []
     used = {"input", "op", "output"}
-    for node in nodes:
-        used.update(v["category"] for v in node["vertices"])
+    for index, node in enumerate(trace.nodes.values()):
+        node_model, categories = build(index, node, hazards, probe, lines)
+        nodes.append(node_model)
+        used |= categories
+    severities = Counter(h["severity"] for h in hazards)
     model = {
         "schema": SCHEMA,
         "profile": trace.profile,
@@ -86,10 +97,28 @@ def _graph_model(trace: Any) -> dict[str, Any]:
         "hazards": hazards,
         "probe": probe,
         "export": None,
-        "legend": [LOOKS[c].to_dict() for c in LOOKS if c in used],
+        "legend": _legend(used - {"collapsed"}),
     }
     _say(model)
+    if compacting:  # as compact() leaves it: the collapsed look last, the full model's size said
+        model["legend"].append(LOOKS["collapsed"].to_dict())
+        model["compacted"] = {"vertices": total, "shown": vertex_count(model)}
     return _encodable(model)
+
+
+def _legend(categories: set[str]) -> list[dict[str, Any]]:
+    return [LOOKS[c].to_dict() for c in LOOKS if c in categories]
+
+
+def _vertices_of(node: Any) -> int:
+    """How many vertices a node's full model has: one per fx node, the output node's replaced by one per output."""
+    graph = node.graph.graph
+    output = next(iter(reversed(graph.nodes)), None)
+    if output is None or output.op != "output":
+        return len(graph.nodes)
+    values = output.args[0] if output.args else ()
+    shown = len(values) if isinstance(values, (tuple, list)) else 1
+    return len(graph.nodes) - 1 + min(shown, len(node.outputs))
 
 
 # What a node's vertices, edges and groups hold is text this module writes itself, fx's node names (always
@@ -171,9 +200,13 @@ def verdict(model: dict[str, Any]) -> dict[str, str]:
     return {"state": "ok", "text": "ready to export: no hazards, the probe passed"}
 
 
-def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
-                lines: list[str]) -> dict[str, Any]:
-    prefix = f"{index}/"
+_ROLES = {"placeholder": "input", "get_attr": "constant", "call_module": "module"}
+
+
+def _node_context(node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None
+                  ) -> tuple[dict[str, list[int]], dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """What a node's vertices read besides their facts: the hazards marking each fx node (by name), the probe's
+    checks of the node's outputs, and the outputs the probe found each constant baked into."""
     marks: dict[str, list[int]] = {}
     for hazard in hazards:
         if hazard["node"] == node.name:
@@ -184,7 +217,53 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
     for output, check in probe_outputs.items():
         for const in check.get("baked_constants", ()):
             baked_by_probe.setdefault(const, []).append(output)
+    return marks, probe_outputs, baked_by_probe
 
+
+def _vertex(prefix: str, node: Any, fx: Any, info: NodeFacts, marks: dict[str, list[int]],
+            baked_by_probe: dict[str, list[str]], hazards: list[dict[str, Any]], lines: list[str]) -> dict[str, Any]:
+    """The vertex of a (non-output) fx node."""
+    role = _ROLES.get(fx.op, "op")
+    shape, dtype = _shape_dtype(info)
+    line = info.line
+    vertex: dict[str, Any] = {
+        "id": prefix + fx.name,
+        "name": fx.name,
+        "role": role,
+        "numpy": _text(info.numpy) or fx.name,
+        "torch": _text(info.torch or str(fx.target)),
+        "line": line,
+        "helper": _text(info.helper),
+        "location": _text(info.location),
+        "shape": shape,
+        "dtype": dtype,
+        "kind": info.kind,
+        "cast": info.cast,
+        "hazards": marks.get(fx.name, []),
+        "group": None,
+    }
+    if info.module is not None:
+        first = fx.args[0] if fx.args else None
+        in_shape = facts(first).shape if isinstance(first, torch.fx.Node) else None
+        vertex["module"] = _replaced({
+            "name": info.module.name, "type": info.module.type, "params": info.module.params,
+            "training": info.module.training, "in_shape": list(in_shape) if in_shape is not None else None,
+            "ops": module_ops(node.graph.get_submodule(info.module.name))})
+    if role == "constant":
+        vertex.update(constant=info.const or "genuine", origin=_text(info.origin),
+                      preview=_replaced([_json_number(v) for v in info.preview]),
+                      code=line_text(lines, line))
+        if fx.name in baked_by_probe:
+            vertex["probe_baked"] = baked_by_probe[fx.name]
+    vertex["category"] = _category(vertex, hazards)
+    return vertex
+
+
+def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
+                lines: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """A node's full model, and the categories of its vertices (for the legend)."""
+    prefix = f"{index}/"
+    marks, probe_outputs, baked_by_probe = _node_context(node, hazards, probe)
     vertices: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     ids: dict[str, dict[str, Any]] = {}
@@ -192,43 +271,15 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
     ops = 0
     for fx in node.graph.graph.nodes:
         if fx.op == "output":
-            vertices.extend(_output_vertices(prefix, node, fx, ids, hazards, probe_outputs, edges))
+            for vertex, producer in _output_vertices(prefix, node, fx, ids, marks, hazards, probe_outputs):
+                vertices.append(vertex)
+                if producer is not None:
+                    edges.append(_edge(ids[producer], vertex, "data"))
             continue
         info = facts(fx)
-        role = {"placeholder": "input", "get_attr": "constant", "call_module": "module"}.get(fx.op, "op")
+        vertex = _vertex(prefix, node, fx, info, marks, baked_by_probe, hazards, lines)
+        role = vertex["role"]
         ops += role in ("op", "module")
-        shape, dtype = _shape_dtype(info)
-        line = info.line
-        vertex: dict[str, Any] = {
-            "id": prefix + fx.name,
-            "name": fx.name,
-            "role": role,
-            "numpy": _text(info.numpy) or fx.name,
-            "torch": _text(info.torch or str(fx.target)),
-            "line": line,
-            "helper": _text(info.helper),
-            "location": _text(info.location),
-            "shape": shape,
-            "dtype": dtype,
-            "kind": info.kind,
-            "cast": info.cast,
-            "hazards": marks.get(fx.name, []),
-            "group": None,
-        }
-        if info.module is not None:
-            first = fx.args[0] if fx.args else None
-            in_shape = facts(first).shape if isinstance(first, torch.fx.Node) else None
-            vertex["module"] = _replaced({
-                "name": info.module.name, "type": info.module.type, "params": info.module.params,
-                "training": info.module.training, "in_shape": list(in_shape) if in_shape is not None else None,
-                "ops": module_ops(node.graph.get_submodule(info.module.name))})
-        if role == "constant":
-            vertex.update(constant=info.const or "genuine", origin=_text(info.origin),
-                          preview=_replaced([_json_number(v) for v in info.preview]),
-                          code=line_text(lines, line))
-            if fx.name in baked_by_probe:
-                vertex["probe_baked"] = baked_by_probe[fx.name]
-        vertex["category"] = _category(vertex, hazards)
         ids[fx.name] = vertex
         vertices.append(vertex)
         for source in fx.all_input_nodes:
@@ -240,6 +291,12 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
             _add_to_group(groups, prefix, vertex, lines)
     for group in groups:
         _finish_group(group)
+    model = _node_entry(index, node, ops, hazards, vertices, edges, groups)
+    return model, {v["category"] for v in vertices}
+
+
+def _node_entry(index: int, node: Any, ops: int, hazards: list[dict[str, Any]], vertices: list[dict[str, Any]],
+                edges: list[dict[str, Any]], groups: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "index": index,
         "name": node.name,
@@ -252,6 +309,199 @@ def _node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dic
         "groups": groups,
         "hazards": [h["id"] for h in hazards if h["node"] == node.name],
     }
+
+
+def _compact_node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
+                        lines: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """``_compact_node`` of the node's full model, made without that model: a vertex is made only for what stays
+    visible (marked vertices, inputs, outputs, ops of no line, the one hidden vertex of a group that ``fold`` shows
+    whole); every other op is a tuple counted towards its stretch's collapsed vertex. Same result, vertex for vertex
+    and edge for edge (the tests compare the two on every kind of trace).
+
+    One walk of the fx graph lists the grouped ops and where each group starts; a second pass over the groups folds
+    them as ``fold`` does (a marked group shows its marked vertices and one collapsed vertex for the rest, consecutive
+    unmarked groups become one collapsed vertex); the edges are then redirected to what stands for their ends."""
+    prefix = f"{index}/"
+    marks, probe_outputs, baked_by_probe = _node_context(node, hazards, probe)
+    loose: list[dict[str, Any]] = []  # vertices of no group: the compacted node's first
+    members: list[tuple[dict[str, Any] | None, Any, NodeFacts, str, str | None]] = []  # grouped ops, in order:
+    # (the vertex when marked, fx node, facts, vertex id, call text or None for a constant)
+    starts: list[list[Any]] = []  # per group: [first member, helper, line, marked, unmarked constants, helper lines]
+    links: list[tuple[Any, str, str]] = []  # (source fx node, target vertex id, kind), in the full model's order
+    used: set[str] = set()
+    ops = 0
+    key: Any = _NO_GROUP  # the open group's: its helper's name, or its line
+    made = partial(_vertex, prefix, node, marks=marks, baked_by_probe=baked_by_probe, hazards=hazards, lines=lines)
+    order: dict[str, tuple[int, Any]] | None = None  # fx name -> (position, node), made if a baked value names sources
+    for position, fx in enumerate(node.graph.graph.nodes):
+        op = fx.op
+        if op == "output":
+            values = fx.args[0] if fx.args else ()
+            # the full model looks the producers up among the vertices made so far: every other node of the graph
+            known = {v.name: v for v in (values if isinstance(values, (tuple, list)) else (values,))
+                     if isinstance(v, torch.fx.Node) and v.graph is fx.graph and v is not fx}
+            for vertex, producer in _output_vertices(prefix, node, fx, known, marks, hazards, probe_outputs):
+                loose.append(vertex)
+                used.add(vertex["category"])
+                if producer is not None:
+                    links.append((known[producer], vertex["id"], "data"))
+            continue
+        info = facts(fx)
+        name = fx.name
+        vertex_id = prefix + name
+        for source in fx.all_input_nodes:
+            links.append((source, vertex_id, "data"))
+        if info.sources:  # the full model draws these from the vertices made so far, this one included
+            if order is None:
+                order = {f.name: (at, f) for at, f in enumerate(node.graph.graph.nodes)}
+            for source_name in info.sources:
+                found = order.get(source_name)
+                if found is not None and found[0] <= position:
+                    links.append((found[1], vertex_id, "not-recorded"))
+        role = _ROLES.get(op, "op")
+        if role != "constant" and role != "input":
+            ops += 1
+        helper = info.helper
+        if helper and not helper.isascii():
+            helper = _text(helper)
+        line = info.line
+        group = None if role == "input" else helper if helper else line  # str and int never compare equal
+        if role == "module" or name in marks or (
+                role == "constant" and (info.const == "baked" or name in baked_by_probe)):
+            vertex = made(fx, info)
+            used.add(vertex["category"])
+            if group is None:
+                loose.append(vertex)
+                continue
+        elif group is None:
+            vertex = made(fx, info)
+            used.add(vertex["category"])
+            loose.append(vertex)
+            continue
+        else:
+            vertex = None
+        if group != key:
+            key = group
+            starts.append([len(members), helper, line, False, 0, None])
+        current = starts[-1]
+        if vertex is not None:
+            current[3] = True
+        if helper and line is not None:
+            if current[5] is None:
+                current[5] = [line, line]
+            else:
+                span = current[5]
+                span[0], span[1] = min(span[0], line), max(span[1], line)
+        if role == "constant":
+            call = None
+            if vertex is None:
+                current[4] += 1
+                used.add("constant")
+        elif vertex is not None:
+            call = call_text(vertex)
+        elif info.cast:
+            call = f"cast to {_shape_dtype(info)[1]}"
+        else:
+            call = info.numpy
+            call = (call if call.isascii() else _text(call)) if call else name
+        members.append((vertex, fx, info, vertex_id, call))
+
+    shown, groups, rep = _fold_members(prefix, members, starts, lines, made, used)
+    edges, seen = [], set()
+    for source, target, kind in links:
+        source_id = prefix + source.name
+        source_id, target = rep.get(source_id, source_id), rep.get(target, target)
+        link = (source_id, target, kind)
+        if source_id == target or link in seen:
+            continue
+        seen.add(link)
+        shape, dtype = _shape_dtype(facts(source))
+        edges.append({"source": source_id, "target": target, "shape": shape, "dtype": dtype, "kind": kind})
+    return _node_entry(index, node, ops, hazards, loose + shown, edges, groups), used
+
+
+_NO_GROUP = object()
+
+
+def _fold_members(prefix: str, members: list[tuple[Any, ...]], starts: list[list[Any]], lines: list[str],
+                  made: Callable[[Any, NodeFacts], dict[str, Any]], used: set[str]
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
+    """``fold(collapse=True)`` and ``_compact_node`` over the groups ``_compact_node_model`` listed: the vertices
+    shown, the compacted groups, and the collapsed vertex that stands for each hidden vertex (by id)."""
+    shown: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    rep: dict[str, str] = {}
+    run: list[int] = []  # consecutive unmarked groups, by index
+
+    def entry(g: int, begin: int, end: int, hazards: list[int]) -> dict[str, Any]:
+        """Group ``g``'s entry as ``_add_to_group`` and ``_finish_group`` leave it."""
+        _, helper, line, marked, _, span = starts[g]
+        out: dict[str, Any] = {"id": f"{prefix}g{g}", "kind": "helper" if helper else "line", "helper": helper,
+                               "line": line, "code": line_text(lines, line) if not helper else "", "vertices": []}
+        if span is not None:
+            out["lines"] = span
+        calls = Counter(members[i][4] for i in range(begin, end) if members[i][4] is not None)
+        out.update(ops=sum(calls.values()), summary=_top_calls(calls), marked=marked, hazards=hazards)
+        _label_group(out)
+        return out
+
+    def collapse(first: dict[str, Any], begin: int, end: int, hidden: list[int], constants: int) -> str:
+        summary_id = f"summary:{first['id']}"
+        calls = Counter(members[i][4] for i in hidden if members[i][4] is not None)
+        shown.append({
+            "id": summary_id, "name": f"{sum(calls.values())} ops", "role": "collapsed", "numpy": _top_calls(calls),
+            "torch": "", "line": first["line"], "helper": first["helper"], "location": None, "shape": None,
+            "dtype": None, "kind": "numpy", "cast": False, "hazards": [], "group": first["id"],
+            "category": "collapsed", "hidden": len(hidden), "constants": constants,
+        })
+        used.add("collapsed")
+        for i in hidden:
+            rep[members[i][3]] = summary_id
+        return summary_id
+
+    def bounds(g: int) -> tuple[int, int]:
+        return starts[g][0], starts[g + 1][0] if g + 1 < len(starts) else len(members)
+
+    def close_run() -> None:
+        if not run:
+            return
+        begin, end = starts[run[0]][0], bounds(run[-1])[1]
+        first = entry(run[0], begin, bounds(run[0])[1], [])
+        span = _Span()
+        for g in run:
+            _, helper, line, _, _, lines_of = starts[g]
+            span.add_parts("helper" if helper else "line", line, lines_of, helper)
+        summary_id = collapse(first, begin, end, list(range(begin, end)), sum(starts[g][4] for g in run))
+        groups.append(dict(first, label=first["label"] if len(run) == 1 else span.label(), vertices=[summary_id],
+                           ops=(end - begin) - sum(starts[g][4] for g in run), marked=False, hazards=[]))
+        run.clear()
+
+    for g, start in enumerate(starts):
+        if not start[3]:
+            run.append(g)
+            continue
+        close_run()
+        begin, end = bounds(g)
+        hidden = [i for i in range(begin, end) if members[i][0] is None]
+        if len(hidden) == 1:  # fold shows the whole group rather than one vertex folded away
+            (i,) = hidden
+            _, fx, info, vertex_id, call = members[i]
+            members[i] = (made(fx, info), fx, info, vertex_id, call)
+            hidden = []
+        group = entry(g, begin, end, sorted({h for i in range(begin, end) if members[i][0] is not None
+                                             for h in members[i][0]["hazards"]}))
+        vertices = []
+        for i in range(begin, end):
+            vertex = members[i][0]
+            if vertex is not None:
+                vertex["group"] = group["id"]
+                shown.append(vertex)
+                vertices.append(vertex["id"])
+        if hidden:
+            vertices.append(collapse(group, begin, end, hidden, start[4]))
+        groups.append(dict(group, vertices=vertices))
+    close_run()
+    return shown, groups, rep
 
 
 MODULE_OPS_SHOWN = 200
@@ -282,16 +532,19 @@ def module_ops(module: Any) -> list[dict[str, str]] | None:
     return ops
 
 
-def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, Any]],
-                     hazards: list[dict[str, Any]], probe_outputs: dict[str, dict[str, Any]],
-                     edges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One vertex per node output (the fx output node returns them as one tuple), with its edge."""
+def _output_vertices(prefix: str, node: Any, fx: Any, known: dict[str, Any], marks: dict[str, list[int]],
+                     hazards: list[dict[str, Any]], probe_outputs: dict[str, dict[str, Any]]
+                     ) -> list[tuple[dict[str, Any], str | None]]:
+    """One vertex per node output (the fx output node returns them as one tuple), each with the name of the fx node
+    that computes it (None for a value that is no vertex of the node; ``known``: the node's fx names so far)."""
     values = fx.args[0] if fx.args else ()
     if not isinstance(values, (tuple, list)):
         values = (values,)
     vertices = []
     for spec, value in zip(node.outputs, values, strict=False):
-        producer = ids.get(getattr(value, "name", None))
+        producer = getattr(value, "name", None)
+        if producer not in known:
+            producer = None
         vertex = {
             "id": f"{prefix}out:{spec.name}",
             "name": spec.name,
@@ -304,15 +557,13 @@ def _output_vertices(prefix: str, node: Any, fx: Any, ids: dict[str, dict[str, A
             "shape": list(spec.shape),
             "dtype": spec.dtype,
             "cast": False,
-            "hazards": [i for i in (producer or {}).get("hazards", ())
+            "hazards": [i for i in (marks.get(producer, ()) if producer is not None else ())
                         if hazards[i]["kind"] == "untraced-output"],
             "group": None,
             "probe": _replaced(probe_outputs.get(spec.name)),
         }
         vertex["category"] = _category(vertex, hazards)
-        vertices.append(vertex)
-        if producer is not None:
-            edges.append(_edge(producer, vertex, "data"))
+        vertices.append((vertex, producer))
     return vertices
 
 
@@ -331,9 +582,12 @@ def _category(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str:
 def call_summary(vertices: list[dict[str, Any]]) -> tuple[int, int, str]:
     """(ops, constants, the three most frequent calls) of a set of vertices: ``np.add ×20, np.mul, …``."""
     calls = Counter(call_text(v) for v in vertices if v["role"] in ("op", "module"))
+    return sum(calls.values()), sum(v["role"] == "constant" for v in vertices), _top_calls(calls)
+
+
+def _top_calls(calls: Counter[str]) -> str:
     top = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in calls.most_common(3))
-    ops = sum(calls.values())
-    return ops, sum(v["role"] == "constant" for v in vertices), top + (", …" if len(calls) > 3 else "")
+    return top + (", …" if len(calls) > 3 else "")
 
 
 def severity_of(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> str | None:
@@ -399,6 +653,10 @@ def _finish_group(group: dict[str, Any]) -> None:
     group["ops"], _, group["summary"] = call_summary(members)
     group["marked"] = any(is_marked(v) for v in members)
     group["hazards"] = sorted({i for v in members for i in v["hazards"]})
+    _label_group(group)
+
+
+def _label_group(group: dict[str, Any]) -> None:
     if group["kind"] == "helper":
         span = group.get("lines")
         where = "" if span is None else f" · line {span[0]}" if span[0] == span[1] \
@@ -493,11 +751,47 @@ def fold(node: dict[str, Any], keep: Callable[[dict[str, Any]], bool],
 
 
 def _span_label(groups: list[dict[str, Any]]) -> str:
-    lines = [g["line"] for g in groups if g["kind"] == "line"] \
-        or [n for g in groups for n in g.get("lines", ())]
-    helpers = sorted({g["helper"] for g in groups if g["helper"]})
-    where = f"lines {min(lines)}–{max(lines)}" if lines else f"{len(groups)} groups"
-    return where + (f" (with {', '.join(h + '()' for h in helpers)})" if helpers else "")
+    span = _Span()
+    for group in groups:
+        span.add(group)
+    return span.label()
+
+
+class _Span:
+    """The label of consecutive groups folded into one item (``lines 4–9 (with smooth())``), kept as they come."""
+
+    __slots__ = ("groups", "lines", "helper_lines", "helpers")
+
+    def __init__(self) -> None:
+        self.groups = 0
+        self.lines: list[int] = []  # low, high over the groups of a line
+        self.helper_lines: list[int] = []  # low, high over the helper calls' lines
+        self.helpers: set[str] = set()
+
+    def add(self, group: dict[str, Any]) -> None:
+        self.add_parts(group["kind"], group["line"], group.get("lines"), group["helper"])
+
+    def add_parts(self, kind: str, line: int | None, lines: list[int] | None, helper: str | None) -> None:
+        self.groups += 1
+        if kind == "line":
+            _widen(self.lines, line, line)
+        elif lines is not None:
+            _widen(self.helper_lines, *lines)
+        if helper:
+            self.helpers.add(helper)
+
+    def label(self) -> str:
+        lines = self.lines or self.helper_lines
+        where = f"lines {lines[0]}–{lines[1]}" if lines else f"{self.groups} groups"
+        helpers = sorted(self.helpers)
+        return where + (f" (with {', '.join(h + '()' for h in helpers)})" if helpers else "")
+
+
+def _widen(span: list[int], low: int, high: int) -> None:
+    if span:
+        span[0], span[1] = min(span[0], low), max(span[1], high)
+    else:
+        span[:] = [low, high]
 
 
 def hazard_vertices(model: dict[str, Any], hazard_id: int) -> list[str]:
@@ -551,7 +845,9 @@ def compact(model: dict[str, Any]) -> dict[str, Any]:
     renderer draws for a large graph): marked vertices, inputs and outputs stay, edges are redirected to the
     summaries. Its size follows the number of marked vertices and groups, not the number of ops, so a
     100,000-op cell's output stays small; ``model["compacted"]`` says how many vertices the full model has
-    (``Trace.save_graph_model`` writes it)."""
+    (``Trace.save_graph_model`` writes it). A compacted model is returned as is."""
+    if "compacted" in model:
+        return model
     nodes = [_compact_node(node) for node in model["nodes"]]
     out = dict(model, nodes=nodes)
     out["compacted"] = {"vertices": vertex_count(model), "shown": vertex_count(out)}
