@@ -1,15 +1,18 @@
 """How long drawing a large cell takes: graph model, DOT, text, HTML and the ``dot`` layout, and the whole
 mime bundle ``%%leapp_trace`` displays against tracing the cell.
 
-    python benchmarks/render.py            # 1,000, 4,000 and 20,000 ops
+    python benchmarks/render.py            # 1,000, 4,000, 20,000 and 100,000 ops
     python benchmarks/render.py 250 1000   # other sizes
 
 The cell is generated: one line of four ops per step, a helper function called every tenth step
 (so clusters by line and by helper both appear), and one ``np.interp`` whose baked constant must
 stay visible when the graph collapses. Tracing is not timed; each renderer is timed best-of-five on
-the same trace. The rows against each other show whether the model's cost per op stays flat. *bundle_ms*
-is ``mimebundle(trace)``: the model, its compacted form above 600 vertices, text, HTML and SVG, what the magic
-shows; *trace_ms* is ``trace_cell`` of the same cell, for scale. Figures only: nothing here asserts a time.
+the same trace. The rows against each other show whether the model's cost per op stays flat. *model_ms* is the full
+model (``graph_model(trace)``, what ``save_graph_model`` writes); *compacted_ms* the model the notebook output
+carries, ``graph_model(trace, compact_above=MODEL_COMPACT_ABOVE)`` (built compacted above 3,000 vertices, the full
+model below); *bundle_ms* is ``mimebundle(trace)``: that model, its compacted form above 600 vertices, text, HTML
+and SVG, what the magic shows; *trace_ms* is ``trace_cell`` of the same cell, for scale. Figures only: nothing here
+asserts a time.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 
 import leapp_notebook as ln
 from leapp_notebook import render
+from leapp_notebook.render.model import MODEL_COMPACT_ABOVE
 
 
 def make_cell(ops: int) -> str:
@@ -66,6 +70,7 @@ def measure(ops: int) -> dict[str, Any]:
         "vertices": sum(len(node["vertices"]) for node in model["nodes"]),
         "edges": sum(len(node["edges"]) for node in model["nodes"]),
         "model_ms": best(lambda: render.graph_model(trace)),
+        "compacted_ms": best(lambda: render.graph_model(trace, compact_above=MODEL_COMPACT_ABOVE)),
         "dot_ms": best(lambda: render.to_dot(model)),
         "model_and_dot_ms": best(lambda: render.to_dot(render.graph_model(trace))),
         "dot_expanded_ms": best(lambda: render.to_dot(model, collapse=False)),
@@ -83,9 +88,9 @@ def measure(ops: int) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(a) for a in argv] or [1000, 4000, 20000]
+    sizes = [int(a) for a in argv] or [1000, 4000, 20000, 100000]
     rows = [measure(size) for size in sizes]
-    columns = ["ops", "vertices", "edges", "model_ms", "dot_ms", "model_and_dot_ms", "dot_expanded_ms",
+    columns = ["ops", "vertices", "edges", "model_ms", "compacted_ms", "dot_ms", "model_and_dot_ms", "dot_expanded_ms",
                "text_ms", "html_ms", "svg_ms", "bundle_ms", "trace_ms", "json_kb", "dot_lines"]
     print("render benchmark (best of 5; svg_ms: one `dot -Tsvg` of the collapsed graph)")
     widths = [max(len(column), 8) for column in columns]
