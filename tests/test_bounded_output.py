@@ -78,6 +78,17 @@ CASES = {
     # a marked op with one unmarked op on its line (the fold shows that group whole), a genuine constant
     "one-hidden": ("a = x * 3.0 + 1.0\nb = a[::-1] * 2.0\nc = b + np.array([1.0, 2.0, 3.0])\ny = c - 1.0\n",
                    {"x": np.ones(3)}, {"inputs": ["x"], "outputs": ["y"]}, 0),
+    # a hazard on a line a loop runs: a marked vertex on every pass, a baked constant on every pass, a module per pass
+    "marked-loop": ("h = x\nfor i in range(40):\n    h = np.tanh(h * 0.5) - h[::-1]\n"
+                    "    h = h + np.interp(h, CIN, COUT) * 0.0\ny = h\n",
+                    {"x": np.ones(4), "CIN": np.array([-1.0, 1.0]), "COUT": np.array([0.0, 1.0])},
+                    {"inputs": ["x"], "outputs": ["y"]}, 2),
+    "module-loop": ('obs = annotate.input_tensors("node", {"obs": raw_obs})\n'
+                    't = torch.from_numpy(obs.astype(np.float32))\n'
+                    'for i in range(12):\n    t = torch.tanh(policy(t.repeat(2)[:4]) * 0.5).repeat(2)\n'
+                    'annotate.output_tensors("node", {"a": t.detach().numpy()})\n',
+                    {"torch": torch, "policy": torch.nn.Linear(4, 4).eval(), "raw_obs": np.linspace(0.1, 0.9, 4)},
+                    {}, 0),
     # a tracer-inserted cast, a broken chain
     "cast": ("y0 = x + np.ones(2)\nz = y0.astype(np.float32)\ny = z * float(z[0])\n", {"x": np.ones(2, np.float32)},
              {"inputs": ["x"], "outputs": ["y"]}, 2),
@@ -122,6 +133,55 @@ def test_the_compacted_path_makes_vertices_only_for_what_it_shows(monkeypatch):
     # the input, the reversed slice's op and the output (and the ops on its line the fold shows), not 4,000
     assert len(made) <= vertex_count(model) <= 10, made
     assert compact(model) is model  # compacting a compacted model changes nothing
+
+
+@pytest.mark.parametrize("build", ["as built", "compacted after"])
+def test_a_hazard_in_a_long_loop_shows_its_first_vertices_and_counts_the_rest(build):
+    """A reversed slice on a line a loop runs 2,000 times marks 2,000 vertices: the compacted model shows the first
+    MARKED_SHOWN and folds the rest into collapsed vertices that say how many marked vertices they hold; the bundle
+    stays small (before: 2,000 vertices shown, 10 MB at 1,000 passes, minutes of drawing at 5,000)."""
+    cell = "h = x\nfor i in range(STEPS):\n    h = np.tanh(h * 0.5 + 1.0) - np.sin(h)\n    h = h[::-1]\ny = h\n"
+    trace = ln.trace_cell(cell, {"np": np, "x": np.ones((4, 4)), "STEPS": 2000}, inputs=["x"], outputs=["y"])
+    full = graph_model(trace)
+    model = graph_model(trace, compact_above=MODEL_COMPACT_ABOVE) if build == "as built" else compact(full)
+    (hazard,) = model["hazards"]
+    assert hazard["line"] == 4
+    vertices = [v for node in model["nodes"] for v in node["vertices"]]
+    marked = [v for v in vertices if hazard["id"] in v["hazards"]]
+    assert [v["id"] for v in marked] == [v["id"] for v in vertices if v["numpy"] == "x[::-1]"]
+    assert len(marked) == model_module.MARKED_SHOWN
+    assert [v["name"] for v in marked] == [v["name"] for v in full["nodes"][0]["vertices"]
+                                           if hazard["id"] in v["hazards"]][:model_module.MARKED_SHOWN]
+    folded = [v for v in vertices if v["role"] == "collapsed"]
+    assert sum(v["marked"] for v in folded) == 2000 - model_module.MARKED_SHOWN
+    assert any(v["name"].endswith(f" · {v['marked']} marked") for v in folded if v["marked"])
+    assert len(vertices) < 20
+    # the groups still say they hold marked vertices, with the hazard: the hazard table and the live graph read them
+    assert sum(g["marked"] for g in model["nodes"][0]["groups"]) >= 2
+    assert all(g["hazards"] == [hazard["id"]] for g in model["nodes"][0]["groups"] if g["marked"])
+    if build == "as built":
+        bundle = trace._repr_mimebundle_()
+        assert sum(bundle_sizes(bundle).values()) < 200_000
+        assert bundle["application/vnd.leapp.trace+json"] == model
+
+
+def test_text_and_dot_of_a_hazard_in_a_long_loop_show_its_first_vertices_and_count_the_rest():
+    """print(trace), the CLI and to_dot/to_svg fold a large full model themselves: the same budget per mark."""
+    from leapp_notebook import render
+
+    cell = "h = x\nfor i in range(STEPS):\n    h = np.tanh(h * 0.5 + 1.0) - np.sin(h)\n    h = h[::-1]\ny = h\n"
+    trace = ln.trace_cell(cell, {"np": np, "x": np.ones((4, 4)), "STEPS": 900}, inputs=["x"], outputs=["y"])
+    shown = model_module.MARKED_SHOWN
+    text = str(trace)
+    assert text.count("x[::-1] → getitem") == shown and len(text.splitlines()) < 60
+    assert f"5382 ops ({900 - shown} marked, like those above)" in text
+    dot = render.to_dot(trace)
+    drawn = [line for line in dot.splitlines() if "x[::-1]" in line]  # one line per DOT vertex
+    assert len(drawn) == shown and f"· {900 - shown} marked" in dot
+    # the hazard's vertices the widget highlights are drawn, whatever the budget
+    highlighted = [v["id"] for v in graph_model(trace)["nodes"][0]["vertices"] if v["numpy"] == "x[::-1]"][-2:]
+    dot = render.to_dot(trace, highlight=highlighted)
+    assert len([line for line in dot.splitlines() if "x[::-1]" in line]) == shown + 2
 
 
 def test_a_small_trace_is_not_compacted():

@@ -25,7 +25,7 @@ from .labels import (
     shape_text,
 )
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON
-from .model import call_summary, fold, graph_model, is_marked, severity_of
+from .model import MarkBudget, call_summary, fold, graph_model, is_marked, severity_of
 
 COLLAPSE_ABOVE = 120
 FONT = "Helvetica,Arial,sans-serif"
@@ -102,7 +102,8 @@ class _Writer:
 
     def _clusters(self, node: dict[str, Any], collapse: bool) -> list[dict[str, Any]]:
         """The node's groups folded for drawing; ``framed`` when the item needs its own box."""
-        items = fold(node, lambda v: is_marked(v) or v["id"] in self.highlight, collapse)
+        shown = MarkBudget()  # a hazard a loop repeats: its first vertices, the others counted in the summaries
+        items = fold(node, lambda v: v["id"] in self.highlight or shown(v), collapse)
         for item in items:
             item["framed"] = len(item["shown"]) + bool(item["hidden"]) > 1
         return items
@@ -132,8 +133,10 @@ class _Writer:
     def _summary(self, summary_id: str, cluster: dict[str, Any]) -> str:
         look = LOOKS["collapsed"]
         ops, consts, top = call_summary(cluster["hidden"])
+        marked = sum(is_marked(v) for v in cluster["hidden"])
         rows = [f"<B>{look.icon} {ops} ops</B>"
-                + (f" <FONT POINT-SIZE=\"9\">+ {consts} constants</FONT>" if consts else ""),
+                + (f" <FONT POINT-SIZE=\"9\">+ {consts} constants</FONT>" if consts else "")
+                + (f" <FONT POINT-SIZE=\"9\">· {marked} marked</FONT>" if marked else ""),
                 f"<FONT POINT-SIZE=\"9\">{esc(clip(top, 56))}</FONT>"]
         if not cluster["framed"]:
             rows.insert(0, f"<FONT POINT-SIZE=\"9\">{esc(clip(cluster['label'], 56))}</FONT>")

@@ -313,24 +313,27 @@ def _node_entry(index: int, node: Any, ops: int, hazards: list[dict[str, Any]], 
 
 def _compact_node_model(index: int, node: Any, hazards: list[dict[str, Any]], probe: dict[str, Any] | None,
                         lines: list[str]) -> tuple[dict[str, Any], set[str]]:
-    """``_compact_node`` of the node's full model, made without that model: a vertex is made only for what stays
-    visible (marked vertices, inputs, outputs, ops of no line, the one hidden vertex of a group that ``fold`` shows
-    whole); every other op is a tuple counted towards its stretch's collapsed vertex. Same result, vertex for vertex
-    and edge for edge (the tests compare the two on every kind of trace).
+    """``_compact_node`` of the node's full model, made without that model: a vertex is made only for what is marked
+    or stays visible (inputs, outputs, ops of no line, the one hidden vertex of a group that ``fold`` shows whole);
+    every other op is a tuple counted towards its stretch's collapsed vertex. Same result, vertex for vertex and edge
+    for edge (the tests compare the two on every kind of trace).
 
-    One walk of the fx graph lists the grouped ops and where each group starts; a second pass over the groups folds
-    them as ``fold`` does (a marked group shows its marked vertices and one collapsed vertex for the rest, consecutive
-    unmarked groups become one collapsed vertex); the edges are then redirected to what stands for their ends."""
+    One walk of the fx graph lists the grouped ops and where each group starts, deciding which marked vertices are
+    shown as ``MarkBudget`` does; a second pass over the groups folds them as ``fold`` does (a group with a shown vertex
+    shows those and one collapsed vertex for the rest, consecutive groups without one become one collapsed vertex);
+    the edges are then redirected to what stands for their ends."""
     prefix = f"{index}/"
     marks, probe_outputs, baked_by_probe = _node_context(node, hazards, probe)
     loose: list[dict[str, Any]] = []  # vertices of no group: the compacted node's first
-    members: list[tuple[dict[str, Any] | None, Any, NodeFacts, str, str | None]] = []  # grouped ops, in order:
-    # (the vertex when marked, fx node, facts, vertex id, call text or None for a constant)
-    starts: list[list[Any]] = []  # per group: [first member, helper, line, marked, unmarked constants, helper lines]
+    members: list[tuple[Any, ...]] = []  # the grouped ops, in order: (the vertex if shown, fx node, facts, vertex id,
+    # call text or None for a constant, the vertex if marked)
+    starts: list[list[Any]] = []  # per group: [first member, helper, line, a vertex shown, hidden constants,
+    # helper lines, a vertex marked]
     links: list[tuple[Any, str, str]] = []  # (source fx node, target vertex id, kind), in the full model's order
     used: set[str] = set()
     ops = 0
     key: Any = _NO_GROUP  # the open group's: its helper's name, or its line
+    budget = MarkBudget()
     made = partial(_vertex, prefix, node, marks=marks, baked_by_probe=baked_by_probe, hazards=hazards, lines=lines)
     order: dict[str, tuple[int, Any]] | None = None  # fx name -> (position, node), made if a baked value names sources
     for position, fx in enumerate(node.graph.graph.nodes):
@@ -368,24 +371,27 @@ def _compact_node_model(index: int, node: Any, hazards: list[dict[str, Any]], pr
         group = None if role == "input" else helper if helper else line  # str and int never compare equal
         if role == "module" or name in marks or (
                 role == "constant" and (info.const == "baked" or name in baked_by_probe)):
-            vertex = made(fx, info)
-            used.add(vertex["category"])
+            marked = made(fx, info)
+            used.add(marked["category"])
             if group is None:
-                loose.append(vertex)
+                loose.append(marked)
                 continue
+            vertex = marked if budget.take(marked) else None
         elif group is None:
             vertex = made(fx, info)
             used.add(vertex["category"])
             loose.append(vertex)
             continue
         else:
-            vertex = None
+            vertex = marked = None
         if group != key:
             key = group
-            starts.append([len(members), helper, line, False, 0, None])
+            starts.append([len(members), helper, line, False, 0, None, False])
         current = starts[-1]
-        if vertex is not None:
-            current[3] = True
+        if marked is not None:
+            current[6] = True
+            if vertex is not None:
+                current[3] = True
         if helper and line is not None:
             if current[5] is None:
                 current[5] = [line, line]
@@ -396,15 +402,16 @@ def _compact_node_model(index: int, node: Any, hazards: list[dict[str, Any]], pr
             call = None
             if vertex is None:
                 current[4] += 1
-                used.add("constant")
-        elif vertex is not None:
-            call = call_text(vertex)
+                if marked is None:
+                    used.add("constant")
+        elif marked is not None:
+            call = call_text(marked)
         elif info.cast:
             call = f"cast to {_shape_dtype(info)[1]}"
         else:
             call = info.numpy
             call = (call if call.isascii() else _text(call)) if call else name
-        members.append((vertex, fx, info, vertex_id, call))
+        members.append((vertex, fx, info, vertex_id, call, marked))
 
     shown, groups, rep = _fold_members(prefix, members, starts, lines, made, used)
     edges, seen = [], set()
@@ -426,34 +433,34 @@ _NO_GROUP = object()
 def _fold_members(prefix: str, members: list[tuple[Any, ...]], starts: list[list[Any]], lines: list[str],
                   made: Callable[[Any, NodeFacts], dict[str, Any]], used: set[str]
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
-    """``fold(collapse=True)`` and ``_compact_node`` over the groups ``_compact_node_model`` listed: the vertices
+    """``fold`` (with ``MarkBudget``) and ``_compact_node`` over the groups ``_compact_node_model`` listed: the vertices
     shown, the compacted groups, and the collapsed vertex that stands for each hidden vertex (by id)."""
     shown: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     rep: dict[str, str] = {}
-    run: list[int] = []  # consecutive unmarked groups, by index
+    run: list[int] = []  # consecutive groups with nothing shown, by index
 
-    def entry(g: int, begin: int, end: int, hazards: list[int]) -> dict[str, Any]:
+    def marked_in(begin: int, end: int) -> list[int]:
+        return sorted({h for i in range(begin, end) if members[i][5] is not None for h in members[i][5]["hazards"]})
+
+    def entry(g: int, begin: int, end: int) -> dict[str, Any]:
         """Group ``g``'s entry as ``_add_to_group`` and ``_finish_group`` leave it."""
-        _, helper, line, marked, _, span = starts[g]
+        _, helper, line, _, _, span, marked = starts[g]
         out: dict[str, Any] = {"id": f"{prefix}g{g}", "kind": "helper" if helper else "line", "helper": helper,
                                "line": line, "code": line_text(lines, line) if not helper else "", "vertices": []}
         if span is not None:
             out["lines"] = span
         calls = Counter(members[i][4] for i in range(begin, end) if members[i][4] is not None)
-        out.update(ops=sum(calls.values()), summary=_top_calls(calls), marked=marked, hazards=hazards)
+        out.update(ops=sum(calls.values()), summary=_top_calls(calls), marked=marked,
+                   hazards=marked_in(begin, end) if marked else [])
         _label_group(out)
         return out
 
-    def collapse(first: dict[str, Any], begin: int, end: int, hidden: list[int], constants: int) -> str:
+    def collapse(first: dict[str, Any], hidden: list[int], constants: int) -> str:
         summary_id = f"summary:{first['id']}"
         calls = Counter(members[i][4] for i in hidden if members[i][4] is not None)
-        shown.append({
-            "id": summary_id, "name": f"{sum(calls.values())} ops", "role": "collapsed", "numpy": _top_calls(calls),
-            "torch": "", "line": first["line"], "helper": first["helper"], "location": None, "shape": None,
-            "dtype": None, "kind": "numpy", "cast": False, "hazards": [], "group": first["id"],
-            "category": "collapsed", "hidden": len(hidden), "constants": constants,
-        })
+        shown.append(_collapsed_vertex(summary_id, first, first["id"], sum(calls.values()), _top_calls(calls),
+                                       len(hidden), constants, sum(members[i][5] is not None for i in hidden)))
         used.add("collapsed")
         for i in hidden:
             rep[members[i][3]] = summary_id
@@ -466,14 +473,17 @@ def _fold_members(prefix: str, members: list[tuple[Any, ...]], starts: list[list
         if not run:
             return
         begin, end = starts[run[0]][0], bounds(run[-1])[1]
-        first = entry(run[0], begin, bounds(run[0])[1], [])
+        first = entry(run[0], begin, bounds(run[0])[1])
         span = _Span()
         for g in run:
-            _, helper, line, _, _, lines_of = starts[g]
+            _, helper, line, _, _, lines_of, _ = starts[g]
             span.add_parts("helper" if helper else "line", line, lines_of, helper)
-        summary_id = collapse(first, begin, end, list(range(begin, end)), sum(starts[g][4] for g in run))
+        constants = sum(starts[g][4] for g in run)
+        summary_id = collapse(first, list(range(begin, end)), constants)
+        marked = any(starts[g][6] for g in run)
         groups.append(dict(first, label=first["label"] if len(run) == 1 else span.label(), vertices=[summary_id],
-                           ops=(end - begin) - sum(starts[g][4] for g in run), marked=False, hazards=[]))
+                           ops=(end - begin) - constants, marked=marked,
+                           hazards=marked_in(begin, end) if marked else []))
         run.clear()
 
     for g, start in enumerate(starts):
@@ -485,11 +495,10 @@ def _fold_members(prefix: str, members: list[tuple[Any, ...]], starts: list[list
         hidden = [i for i in range(begin, end) if members[i][0] is None]
         if len(hidden) == 1:  # fold shows the whole group rather than one vertex folded away
             (i,) = hidden
-            _, fx, info, vertex_id, call = members[i]
-            members[i] = (made(fx, info), fx, info, vertex_id, call)
+            _, fx, info, vertex_id, call, marked = members[i]
+            members[i] = (marked if marked is not None else made(fx, info), fx, info, vertex_id, call, marked)
             hidden = []
-        group = entry(g, begin, end, sorted({h for i in range(begin, end) if members[i][0] is not None
-                                             for h in members[i][0]["hazards"]}))
+        group = entry(g, begin, end)
         vertices = []
         for i in range(begin, end):
             vertex = members[i][0]
@@ -498,7 +507,7 @@ def _fold_members(prefix: str, members: list[tuple[Any, ...]], starts: list[list
                 shown.append(vertex)
                 vertices.append(vertex["id"])
         if hidden:
-            vertices.append(collapse(group, begin, end, hidden, start[4]))
+            vertices.append(collapse(group, hidden, start[4]))
         groups.append(dict(group, vertices=vertices))
     close_run()
     return shown, groups, rep
@@ -856,23 +865,62 @@ def compact(model: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A compacted node shows the vertices of one mark (same category, same hazards, same line: a hazard's, a baked
+# constant's, a module call's) this many times; the rest fold into the collapsed vertices beside the unmarked ops,
+# which count them ("marked"). A hazard on a line a loop runs marks a vertex on every pass: 5,000 passes made a
+# 50 MB bundle that took minutes to draw. The hazard table lists each hazard once, whatever it marks.
+MARKED_SHOWN = 3
+
+
+class MarkBudget:
+    """``fold``'s ``keep`` for a compacted node, and for the renderers' folds of a large one (one per node, called in
+    the node's order): a marked vertex among the first ``MARKED_SHOWN`` of its mark. A collapsed vertex (of a model
+    compacted already) is always kept."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[Any, ...], int] = {}
+
+    def __call__(self, vertex: dict[str, Any]) -> bool:
+        return is_marked(vertex) and self.take(vertex)
+
+    def take(self, vertex: dict[str, Any]) -> bool:
+        """Whether the marked ``vertex`` is shown (and, if so, count it)."""
+        if vertex["role"] == "collapsed":
+            return True
+        key = (vertex["category"], tuple(vertex["hazards"]), vertex["line"])
+        shown = self.counts.get(key, 0)
+        if shown >= MARKED_SHOWN:
+            return False
+        self.counts[key] = shown + 1
+        return True
+
+
+def _collapsed_vertex(summary_id: str, first: dict[str, Any], item: str, ops: int, top: str, hidden: int,
+                      constants: int, marked: int) -> dict[str, Any]:
+    """The vertex standing for the ``hidden`` vertices of a fold item (``first``: its first group)."""
+    return {
+        "id": summary_id, "name": f"{ops} ops" + (f" · {marked} marked" if marked else ""), "role": "collapsed",
+        "numpy": top, "torch": "", "line": first["line"], "helper": first["helper"], "location": None,
+        "shape": None, "dtype": None, "kind": "numpy", "cast": False, "hazards": [], "group": item,
+        "category": "collapsed", "hidden": hidden, "constants": constants, "marked": marked,
+    }
+
+
 def _compact_node(node: dict[str, Any]) -> dict[str, Any]:
     vertices = [v for v in node["vertices"] if v.get("group") is None]
     rep: dict[str, str] = {}
     groups = []
-    for item in fold(node, is_marked, collapse=True):
+    for item in fold(node, MarkBudget(), collapse=True):
         members = [v["id"] for v in item["shown"]]
         vertices.extend(item["shown"])
         first = item["groups"][0]
         if item["hidden"]:
             summary_id = f"summary:{item['id']}"
             ops, consts, top = call_summary(item["hidden"])
-            vertices.append({
-                "id": summary_id, "name": f"{ops} ops", "role": "collapsed", "numpy": top, "torch": "",
-                "line": first["line"], "helper": first["helper"], "location": None, "shape": None, "dtype": None,
-                "kind": "numpy", "cast": False, "hazards": [], "group": item["id"], "category": "collapsed",
-                "hidden": len(item["hidden"]), "constants": consts,
-            })
+            vertices.append(_collapsed_vertex(summary_id, first, item["id"], ops, top, len(item["hidden"]), consts,
+                                              sum(is_marked(v) for v in item["hidden"])))
             members.append(summary_id)
             for vertex in item["hidden"]:
                 rep[vertex["id"]] = summary_id

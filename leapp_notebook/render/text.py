@@ -18,7 +18,7 @@ from rich.tree import Tree
 
 from .labels import call_text, cast_note, module_label, preview_text, printable, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
-from .model import call_summary, fold, graph_model, is_marked
+from .model import MarkBudget, call_summary, fold, graph_model, is_marked
 
 MAX_OPS_LISTED = 60
 STYLE = {"error": "bold red", "warning": "bold dark_orange"}
@@ -105,7 +105,7 @@ def hazard_table(hazards: list[dict[str, Any]]) -> Table:
 def _ops_tree(node: dict[str, Any], hazards: list[dict[str, Any]], max_ops: int) -> Tree:
     """The ops by group; above ``max_ops`` vertices only marked ones are listed, the rest counted."""
     tree = Tree(Text(f"ops ({node['ops']})", style="bold"))
-    for item in fold(node, is_marked, collapse=len(node["vertices"]) > max_ops):
+    for item in fold(node, MarkBudget(), collapse=len(node["vertices"]) > max_ops):
         marked = any(group["marked"] for group in item["groups"])
         branch = tree.add(Text(item["label"], style="bold" if marked else ""))
         for vertex in item["shown"]:
@@ -113,7 +113,9 @@ def _ops_tree(node: dict[str, Any], hazards: list[dict[str, Any]], max_ops: int)
         if item["hidden"]:
             ops, consts, top = call_summary(item["hidden"])
             more = f" + {consts} constants" if consts else ""
-            branch.add(Text(f"{LOOKS['collapsed'].icon} {ops} unmarked ops{more}: {top}", style="dim"))
+            marked = sum(is_marked(v) for v in item["hidden"])
+            what = f"ops ({marked} marked, like those above)" if marked else "unmarked ops"
+            branch.add(Text(f"{LOOKS['collapsed'].icon} {ops} {what}{more}: {top}", style="dim"))
     return tree
 
 
