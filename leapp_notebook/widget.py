@@ -102,9 +102,9 @@ class TraceWidget(widgets.VBox):
 
     # -------------------------------------------------------------- drawing
     def refresh(self, model: dict[str, Any] | None = None) -> None:
-        """Rebuild the model from the trace (``model``: the trace's graph model, just built by the caller, taken
-        instead) and redraw summary, graph and hazard table (with ``controls_only``, the model alone: the magic
-        redraws its output from it)."""
+        """Rebuild the model from the trace (compacted above ``MODEL_COMPACT_ABOVE`` vertices, as the notebook
+        output; ``model``: the trace's graph model, just built by the caller, taken instead) and redraw summary,
+        graph and hazard table (with ``controls_only``, the model alone: the magic redraws its output from it)."""
         before = self._hazard_key(self.selected_hazard)
         self.model = dict(model) if model is not None else graph_model(self.trace, compact_above=MODEL_COMPACT_ABOVE)
         self.model["export"] = self.exported

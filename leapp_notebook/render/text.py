@@ -113,8 +113,8 @@ def _ops_tree(node: dict[str, Any], hazards: list[dict[str, Any]], max_ops: int)
         if item["hidden"]:
             ops, consts, top = call_summary(item["hidden"])
             more = f" + {consts} constants" if consts else ""
-            marked = sum(is_marked(v) for v in item["hidden"])
-            what = f"ops ({marked} marked, like those above)" if marked else "unmarked ops"
+            folded_marks = sum(is_marked(v) for v in item["hidden"])
+            what = f"ops ({folded_marks} marked, like those above)" if folded_marks else "unmarked ops"
             branch.add(Text(f"{LOOKS['collapsed'].icon} {ops} {what}{more}: {top}", style="dim"))
     return tree
 
