@@ -73,7 +73,13 @@ first_element_as_python_float_for_the_threshold = float(calibrated_state_with_a_
 reversed_state_values_for_the_reverse_filter = (calibrated_state_with_a_long_name[::-1]
                                                 * first_element_as_python_float_for_the_threshold)
 annotate.output_tensors("node", {"result": reversed_state_values_for_the_reverse_filter})"""
-CELLS = {"setup": 0, "seed": 1, "reversed": 2, "stale": 3, "big": 4, "wide": 5}
+# A hazard on a line a loop runs: 400 reversed slices, 802 vertices (the full model reaches the browser).
+LOOPED = """%%leapp_trace
+x = annotate.input_tensors("node", {"x": raw})
+for _ in range(400):
+    x = x[::-1] * 1.001
+annotate.output_tensors("node", {"y": x})"""
+CELLS = {"setup": 0, "seed": 1, "reversed": 2, "stale": 3, "big": 4, "wide": 5, "looped": 6}
 
 
 def saved_output(source):
@@ -99,6 +105,7 @@ def lab(tmp_path_factory):
         nbformat.v4.new_code_cell(STALE, outputs=[saved_output(STALE)]),
         nbformat.v4.new_code_cell(BIG, outputs=[saved_output(BIG)]),
         nbformat.v4.new_code_cell(WIDE, outputs=[saved_output(WIDE)]),
+        nbformat.v4.new_code_cell(LOOPED, outputs=[saved_output(LOOPED)]),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, root / "live.ipynb")
@@ -375,6 +382,20 @@ def test_a_1000_op_cell_opens_folded(page):
     fold = drawn.locator("[data-leapp-fold]").first
     fold.click()
     page.wait_for_function("g => g.querySelectorAll('[data-leapp-node]').length > 100", arg=drawn.element_handle())
+
+
+def test_a_hazard_in_a_loop_draws_its_first_vertices_and_counts_the_rest(page):
+    """The browser folds the full model itself (up to 3,000 vertices): like the Python renderers, it draws the first
+    three vertices of one mark and counts the others in the folded boxes, instead of laying out 400 of them."""
+    looped = cell(page, CELLS["looped"])
+    looped.scroll_into_view_if_needed()
+    drawn = graph(page, "looped")
+    assert drawn.get_attribute("data-leapp-folded") == "true"
+    assert drawn.locator("[data-leapp-node][data-leapp-kinds~=reversed-slice]").count() == 3
+    assert drawn.locator("[data-leapp-node]").count() + drawn.locator("[data-leapp-fold]").count() <= 12
+    assert "397 marked" in drawn.locator("[data-leapp-fold]").last.text_content()
+    print(f"\n400 reversed slices in a loop: folded graph drawn in {drawn.get_attribute('data-leapp-render-ms')} ms")
+    shot(looped, "labextension-hazard-in-a-loop.png")
 
 
 def test_dark_theme(page):

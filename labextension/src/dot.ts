@@ -173,6 +173,25 @@ export function isMarked(vertex: IVertex): boolean {
   );
 }
 
+/** How many vertices of one mark (category, hazards, line) a node draws when folded, as the Python side's
+ * `MARKED_SHOWN`: a hazard on a line a loop runs marks a vertex on every pass; the others are counted in the
+ * summaries. */
+export const MARKED_SHOWN = 3;
+
+/** A node's budget of marked vertices: true for the first `MARKED_SHOWN` of each mark, in the order asked. */
+export function markBudget(): (vertex: IVertex) => boolean {
+  const counts = new Map<string, number>();
+  return vertex => {
+    const key = JSON.stringify([vertex.category, vertex.hazards, vertex.line]);
+    const shown = counts.get(key) ?? 0;
+    if (shown >= MARKED_SHOWN) {
+      return false;
+    }
+    counts.set(key, shown + 1);
+    return true;
+  };
+}
+
 function callSummary(vertices: IVertex[]): { ops: number; constants: number; top: string } {
   const calls = new Map<string, number>();
   for (const vertex of vertices) {
@@ -254,9 +273,11 @@ const small = (content: string, colour = SOFT_INK): string =>
   `<FONT POINT-SIZE="9" COLOR="${colour}">${content}</FONT>`;
 
 export class DotWriter {
+  /** `pinned`: vertices drawn even in a folded group (selected or found ones); marked ones are drawn too, the first
+   * `MARKED_SHOWN` of each mark per node. */
   constructor(
     private readonly model: ITraceModel,
-    private readonly keep: (vertex: IVertex) => boolean,
+    private readonly pinned: (vertex: IVertex) => boolean,
     private readonly collapse: boolean,
     private readonly modes: Map<string, FoldMode>
   ) {}
@@ -297,7 +318,10 @@ export class DotWriter {
     ];
     const rep = new Map(node.vertices.map(v => [v.id, '']));
     const grouped = new Set<string>();
-    for (const item of fold(node, this.keep, this.collapse, this.modes)) {
+    const budget = markBudget();
+    const keep = (vertex: IVertex): boolean =>
+      this.pinned(vertex) || (isMarked(vertex) && (vertex.role === 'collapsed' || budget(vertex)));
+    for (const item of fold(node, keep, this.collapse, this.modes)) {
       out.push(...this.item(item, rep, grouped));
     }
     for (const vertex of node.vertices) {
@@ -349,8 +373,11 @@ export class DotWriter {
   private summary(id: string, item: IFoldItem): string {
     const look = COLLAPSED_LOOK;
     const { ops, constants, top } = callSummary(item.hidden);
+    const marked = item.hidden.filter(isMarked).length;
     const rows = [
-      `<B>${look.icon} ${ops} ops</B>` + (constants ? ` <FONT POINT-SIZE="9">+ ${constants} constants</FONT>` : ''),
+      `<B>${look.icon} ${ops} ops</B>` +
+        (constants ? ` <FONT POINT-SIZE="9">+ ${constants} constants</FONT>` : '') +
+        (marked ? ` <FONT POINT-SIZE="9">· ${marked} marked</FONT>` : ''),
       small(esc(clip(top, 56)))
     ];
     if (!item.framed) {

@@ -18,7 +18,6 @@ import {
   IDrawing,
   IFoldItem,
   hazardVertices,
-  isMarked,
   previewText,
   probeText,
   vertexStatus
@@ -117,7 +116,7 @@ export class LiveGraph {
   /** Lay out and draw; resolves when the SVG (or a fallback) is in place. */
   async draw(): Promise<void> {
     const token = ++this.drawToken;
-    const writer = new DotWriter(this.model, vertex => this.keep(vertex), this.collapse, this.modes);
+    const writer = new DotWriter(this.model, vertex => this.pinned(vertex), this.collapse, this.modes);
     const drawing = writer.write();
     let svgText: string;
     try {
@@ -178,8 +177,8 @@ export class LiveGraph {
 
   // ---------------------------------------------------------------- drawing
 
-  private keep(vertex: IVertex): boolean {
-    return this.selected.has(vertex.id) || this.found.has(vertex.id) || isMarked(vertex);
+  private pinned(vertex: IVertex): boolean {
+    return this.selected.has(vertex.id) || this.found.has(vertex.id);
   }
 
   /** Redraw when a chosen vertex is folded away, else restyle in place. */
