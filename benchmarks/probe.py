@@ -9,6 +9,9 @@ Two tables, one run:
 1. a ~450-op cell with ~1 KB of inputs, 64 probes, clean and with one ``np.interp`` baked in (profile
    "leapp": the probe fails and spends one retrace naming the constant); ``own`` is the probe's time
    outside the eager cell, the graph and the retrace, per probe, measured inside the probe run;
+   ``first`` is a fresh trace's first probe, which also generates and compiles the graph's ``forward`` (torch.fx
+   does it on a module's first run): what a probe right after re-running the cell costs, against the same
+   unavoidable work;
 2. an elementwise cell (two float32 inputs, a few ufuncs and a reduction) at ~1 KB, 20 MB and 200 MB
    of inputs in total: probe and unavoidable seconds and their ratio, then the probe's peak memory
    against one eager run's peak, above the memory held once the trace and its inputs exist, both by
@@ -39,6 +42,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from typing import Callable
 
 import numpy as np
 import torch
@@ -183,6 +187,20 @@ class _Split:
         setattr(*self.drawing, self.original)
 
 
+def _first_probe(make: Callable[[], ln.Trace], n: int, repeat: int) -> float:
+    """Best time of a fresh trace's first probe over ``repeat`` fresh traces, after one untimed (the process's first
+    calls into torch): what a user's probe right after re-running the cell costs, the graph's code generation on
+    its first run included."""
+    times = []
+    for attempt in range(repeat + 1):
+        trace = make()
+        start = time.perf_counter()
+        trace.probe(n=n, seed=0)
+        if attempt:
+            times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def _time(trace: ln.Trace, n: int, repeat: int) -> dict:
     """Best times over ``repeat`` paired runs (the best of each filters out the load other processes add)
     and their ratio; the in-run ratio is the median over the runs."""
@@ -262,6 +280,8 @@ def _worker(args: argparse.Namespace) -> None:
     trace = _make_trace(args.cell, args.size)
     if args.worker == "time":
         result = _time(trace, args.n, args.repeat)
+        if args.cell != "elementwise":
+            result["first"] = _first_probe(lambda: _make_trace(args.cell, args.size), args.n, min(args.repeat, 7))
     else:
         result = _memory(trace, args.worker, args.n)
     result["bytes"] = _input_bytes(trace)
@@ -330,14 +350,15 @@ def main() -> None:
         print(f"\n1. {DEEP_PROBES} probes of a ~450-op cell, ~1 KB of inputs; unavoidable = {DEEP_PROBES} x (draw "
               "+ eager cell + graph forward),\n   run apart; ratio = probe / unavoidable; in-run = probe / (draw + "
               "eager + graph) timed inside the probe run;\n   own = probe time outside drawing, the eager cell, the "
-              "graph and the retrace, per probe")
+              "graph and the retrace, per probe;\n   first = a fresh trace's first probe (its graph's code generated "
+              "and compiled on that first run), best of 7, / unavoidable")
         print(f"{'cell':<26}{'ops':>5}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}{'own/probe':>11}"
-              f"{'retrace':>11}  verdict")
+              f"{'retrace':>11}{'first':>11}{'ratio':>8}  verdict")
         for label, cell in (("clean (leapp profile)", "deep"), ("np.interp baked (leapp)", "baked")):
             m = _run_worker("time", cell, "1k", DEEP_PROBES, repeat("1k"), args.threads)
             print(f"{label:<26}{m['ops']:>5}{m['base'] * 1e3:>10.1f} ms{m['probe'] * 1e3:>8.1f} ms"
                   f"{m['ratio']:>7.2f}x{m['in_run']:>7.2f}x{m['own'] * 1e6:>8.0f} us{m['retrace'] * 1e3:>8.1f} ms"
-                  f"  {m['verdict']}")
+                  f"{m['first'] * 1e3:>8.1f} ms{m['first'] / m['base']:>7.2f}x  {m['verdict']}")
     print("\n2. elementwise cell (multiply, add, maximum, abs, subtract, a sum; two float32 inputs). Seconds: best of "
           "the paired runs;\n   memory: peak above the trace and its inputs (the probe's own input buffers included)")
     print(f"{'inputs':>10}{'n':>4}{'unavoidable':>13}{'probe':>11}{'ratio':>8}{'in-run':>8}"

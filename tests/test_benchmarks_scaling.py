@@ -308,3 +308,18 @@ def test_trace_overhead_takes_turns_and_prints_the_record_ratio(capsys):
     out = capsys.readouterr().out
     assert "the series taking turns" in out
     assert re.search(r"record / eager: leapp \d+\.\d\dx, full \d+\.\d\dx \(eager \d+\.\d\d us/op\)", out), out
+
+
+def test_probe_benchmark_times_a_fresh_traces_first_probe():
+    """benchmarks/probe.py's ``first`` column: one fresh trace per attempt (plus one untimed), each probed once."""
+    import leapp_notebook as ln
+    from benchmarks import probe as probe_benchmark
+
+    made = []
+
+    def make():
+        made.append(ln.trace_cell("y = np.tanh(x) * 2.0\n", {"np": np, "x": np.ones(3)}, inputs=["x"], outputs=["y"]))
+        return made[-1]
+
+    assert probe_benchmark._first_probe(make, n=2, repeat=2) > 0
+    assert len(made) == 3 and all(trace.last_probe is not None and trace.last_probe.passed for trace in made)
