@@ -394,10 +394,8 @@ def _compact_node_model(index: int, node: Any, hazards: list[dict[str, Any]], pr
                 current[3] = True
         if helper and line is not None:
             if current[5] is None:
-                current[5] = [line, line]
-            else:
-                span = current[5]
-                span[0], span[1] = min(span[0], line), max(span[1], line)
+                current[5] = []
+            _widen(current[5], line, line)
         if role == "constant":
             call = None
             if vertex is None:
@@ -652,8 +650,7 @@ def _add_to_group(groups: list[dict[str, Any]], prefix: str, vertex: dict[str, A
     group["members"].append(vertex)
     vertex["group"] = group["id"]
     if helper and line is not None:
-        low, high = group.setdefault("lines", [line, line])
-        group["lines"] = [min(low, line), max(high, line)]
+        _widen(group.setdefault("lines", []), line, line)
 
 
 def _finish_group(group: dict[str, Any]) -> None:
@@ -797,6 +794,7 @@ class _Span:
 
 
 def _widen(span: list[int], low: int, high: int) -> None:
+    """Widen ``span`` (``[]`` or ``[low, high]``) in place to cover ``low``..``high``."""
     if span:
         span[0], span[1] = min(span[0], low), max(span[1], high)
     else:
