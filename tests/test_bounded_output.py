@@ -184,6 +184,68 @@ def test_text_and_dot_of_a_hazard_in_a_long_loop_show_its_first_vertices_and_cou
     assert len([line for line in dot.splitlines() if "x[::-1]" in line]) == shown + 2
 
 
+FOLDED = ["loop", "helpers", "marked-loop"]  # CASES the text and DOT renderers fold themselves (above 120 vertices)
+
+
+@pytest.mark.parametrize("case", FOLDED + ["module-loop"])
+def test_text_and_dot_draw_a_compacted_model_as_they_draw_their_own_fold_of_the_full_one(case):
+    """The bundle draws the static SVG and text/plain from the compacted model: a collapsed vertex is drawn as the
+    renderer's own fold of the full model draws that stretch (count, calls, line), never as an op of shape ``?``
+    (before: ``▸ np.multiply ×401, … → ? · line 3`` in the SVG, ``2005 ops: … →   ?`` in the text)."""
+    from leapp_notebook.render import to_dot, to_html, to_text
+
+    trace = _traced(case)
+    full, compacted = graph_model(trace), graph_model(trace, compact_above=0)
+    assert to_text(compacted) == to_text(full)  # every node above the text's 60 listed ops
+    if case in FOLDED:
+        assert to_dot(compacted) == to_dot(full)
+    assert "collapsed group of unmarked ops" in to_dot(compacted)  # the legend explains the folds
+    assert "collapsed group of unmarked ops" in to_dot(full, collapse=True)
+    for rendering in (to_text(compacted), to_dot(compacted), to_html(compacted)):
+        assert "?" not in rendering.replace("?</", "").replace("<?xml", "")  # no unknown shape anywhere
+    summary = next(v for node in compacted["nodes"] for v in node["vertices"] if v["role"] == "collapsed")
+    assert f"<b>{summary['name']}</b>" in to_html(compacted)
+
+
+def test_print_and_to_dot_of_a_large_trace_are_drawn_from_its_compacted_model(monkeypatch):
+    """``str(trace)`` and ``trace.to_dot()`` of a trace above MODEL_COMPACT_ABOVE vertices fold everything: they are
+    drawn from the compacted model, built as the graph is walked (the full model of a 5,000-pass loop took 0.46 s
+    to print), and say exactly what the full model's drawing says."""
+    from leapp_notebook.render import to_dot, to_text
+
+    trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones((4, 4)), "STEPS": 800}, inputs=["x"], outputs=["y"])
+    full = graph_model(trace)
+    expected_text, expected_dot = to_text(full), to_dot(full)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the full model was built")
+
+    monkeypatch.setattr(model_module, "_node_model", refused)
+    assert str(trace) == expected_text and to_dot(trace) == expected_dot
+    assert "▸ 2005 unmarked ops: np.multiply ×401" in expected_text
+    # a small trace, and a drawing that keeps chosen vertices, still read the full model
+    with pytest.raises(AssertionError, match="full model"):
+        to_dot(trace, highlight=["0/mul"])
+    small = ln.trace_cell(LOOP, {"np": np, "x": np.ones(3), "STEPS": 3}, inputs=["x"], outputs=["y"])
+    with pytest.raises(AssertionError, match="full model"):
+        str(small)
+
+
+def test_a_large_trace_with_a_small_node_prints_the_small_node_whole():
+    """The text lists a node of at most 60 ops op by op: a trace whose small node the compacted model would fold is
+    printed from its full model."""
+    cell = ('a = annotate.input_tensors("pre", {"x": x})\n'
+            'annotate.output_tensors("pre", {"b": a * 2.0 + 1.0})\n'
+            'h = annotate.input_tensors("post", {"b": b_in})\n'
+            'for i in range(800):\n    h = np.tanh(h * 0.5) - np.sin(h)\n'
+            'annotate.output_tensors("post", {"y": h})\n')
+    trace = ln.trace_cell(cell, {"np": np, "x": np.ones(3), "b_in": np.ones(3)})
+    assert vertex_count(graph_model(trace)) > MODEL_COMPACT_ABOVE
+    text = str(trace)
+    assert "mul: np.multiply → torch.mul" in text and "add: np.add → torch.add" in text  # node 'pre', op by op
+    assert "▸ 3200 unmarked ops" in text
+
+
 def test_a_small_trace_is_not_compacted():
     trace = ln.trace_cell(LOOP, {"np": np, "x": np.ones(3), "STEPS": 3}, inputs=["x"], outputs=["y"])
     assert "compacted" not in trace._repr_mimebundle_()["application/vnd.leapp.trace+json"]

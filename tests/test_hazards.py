@@ -471,6 +471,35 @@ def test_each_hazard_is_reported_once_per_line_and_node():
     assert len(only(t, "reversed-slice").graph_nodes) == 3
 
 
+def test_a_hazard_a_loop_repeats_lists_each_pass_once_in_order():
+    """A hazard on a line a loop runs merges every pass's nodes into one hazard: each node once, in trace order (the
+    merge asks a set kept beside the list, not the list, which made the trace quadratic in the passes)."""
+    t = trace("h = x\nfor i in range(2000):\n    h = h[::-1] * 0.5\ny = h", x=X1)
+    hazard = only(t, "reversed-slice")
+    assert hazard.line == 3 and len(hazard.graph_nodes) == len(set(hazard.graph_nodes)) == 2000
+    order = [n.name for n in t.nodes["node"].graph.graph.nodes]
+    assert sorted(hazard.graph_nodes, key=order.index) == hazard.graph_nodes
+
+
+def test_merging_into_a_hazard_keeps_names_listed_or_replaced_outside_it():
+    from leapp_notebook.tracing import hazards as hz
+
+    table = {}
+    first, new = hz.add(table, "reversed-flipped", 3, ["a", "b"], node="n", profile="full", code="y = x[::-1]",
+                        expr="x[::-1]")
+    assert new
+    again, new = hz.add(table, "reversed-flipped", 3, ["b", "c", "c"], node="n", profile="full",
+                        code="y = x[::-1]", expr="x[::-1]")
+    assert again is first and not new and first.graph_nodes == ["a", "b", "c"]
+    first.graph_nodes.append("d")  # listed by someone else: not listed twice
+    hz.add(table, "reversed-flipped", 3, ["d", "e"], node="n", profile="full", code="y = x[::-1]", expr="x[::-1]")
+    assert first.graph_nodes == ["a", "b", "c", "d", "e"]
+    first.graph_nodes = ["z", "y", "x", "w", "v"]  # replaced by one of the same length
+    hz.add(table, "reversed-flipped", 3, ["a", "z"], node="n", profile="full", code="y = x[::-1]", expr="x[::-1]")
+    assert first.graph_nodes == ["z", "y", "x", "w", "v", "a"]
+    assert "_listed" not in first.to_dict() and "_listed" not in repr(first)
+
+
 def test_hazard_kinds_are_the_catalogue():
     assert set(ln.HAZARD_KINDS) == {"untraced-call", "broken-chain", "reversed-slice", "numpy-scalar",
                                     "value-extraction", "data-dependent-branch", "data-dependent-shape",

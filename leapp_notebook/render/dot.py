@@ -25,7 +25,7 @@ from .labels import (
     shape_text,
 )
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON
-from .model import MarkBudget, call_summary, fold, graph_model, is_marked, severity_of
+from .model import MarkBudget, call_summary, drawn_model, fold, graph_model, is_marked, severity_of
 
 COLLAPSE_ABOVE = 120
 FONT = "Helvetica,Arial,sans-serif"
@@ -46,8 +46,12 @@ def to_dot(trace_or_model: Any, *, highlight: Iterable[str] = (), collapse: bool
     ``highlight``: vertex ids (``"0/add"``) drawn with a heavy blue border (the widget's selected
     hazard). ``collapse``: None collapses graphs above ``COLLAPSE_ABOVE`` vertices.
     """
-    model = graph_model(trace_or_model)
-    writer = _Writer(model, set(highlight))
+    highlight = set(highlight)
+    if highlight or collapse is not None:  # vertices to keep, or the caller's own fold: the full model
+        model = graph_model(trace_or_model)
+    else:
+        model = drawn_model(trace_or_model, folds_above=COLLAPSE_ABOVE)
+    writer = _Writer(model, highlight)
     if collapse is None:
         collapse = sum(len(node["vertices"]) for node in model["nodes"]) > COLLAPSE_ABOVE
     out = [
@@ -75,6 +79,7 @@ class _Writer:
         self.highlight = highlight
         self.dot_ids: dict[str, str] = {}
         self.not_recorded = False
+        self.folded = False  # whether a box stands for folded vertices (the legend explains it)
 
     def dot_id(self, key: str) -> str:
         found = self.dot_ids.get(key)
@@ -90,13 +95,15 @@ class _Writer:
                f"    label={title}; labeljust=l; labelloc=t; style=\"rounded\"; color=\"#9ca3af\"; "
                "margin=10;"]
         rep = {v["id"]: v["id"] for v in node["vertices"]}
+        # a compacted model's collapsed vertices: their edges stand for many, unlabelled like this renderer's folds
+        folded = {v["id"] for v in node["vertices"] if v["role"] == "collapsed"}
         grouped: set[str] = set()
         for cluster in self._clusters(node, collapse):
             out.extend(self._cluster(cluster, rep, grouped))
         for vertex in node["vertices"]:
             if vertex["id"] not in grouped:
                 out.append("    " + self._vertex(vertex))
-        out.extend(self._edges(node, rep))
+        out.extend(self._edges(node, rep, folded))
         out.append("  }")
         return out
 
@@ -119,7 +126,12 @@ class _Writer:
             indent = "      "
         for vertex in cluster["shown"]:
             grouped.add(vertex["id"])
-            out.append(indent + self._vertex(vertex))
+            if vertex["role"] == "collapsed":  # a compacted model's fold: drawn as this renderer's own
+                out.append(indent + self._summary_box(vertex["id"], vertex["hidden"] - vertex["constants"],
+                                                      vertex["constants"], vertex.get("marked", 0), vertex["numpy"],
+                                                      cluster["label"], cluster["framed"]))
+            else:
+                out.append(indent + self._vertex(vertex))
         if cluster["hidden"]:
             summary_id = "summary:" + cluster["id"]
             for vertex in cluster["hidden"]:
@@ -131,17 +143,24 @@ class _Writer:
         return out
 
     def _summary(self, summary_id: str, cluster: dict[str, Any]) -> str:
-        look = LOOKS["collapsed"]
         ops, consts, top = call_summary(cluster["hidden"])
-        marked = sum(is_marked(v) for v in cluster["hidden"])
+        return self._summary_box(summary_id, ops, consts, sum(is_marked(v) for v in cluster["hidden"]), top,
+                                 cluster["label"], cluster["framed"])
+
+    def _summary_box(self, summary_id: str, ops: int, consts: int, marked: int, top: str, label: str,
+                     framed: bool) -> str:
+        """The box standing for folded vertices: ``ops`` ops and ``consts`` constants, ``marked`` of them marked,
+        ``top`` their most frequent calls; ``label`` (the group's lines) heads it when no frame shows it."""
+        look = LOOKS["collapsed"]
+        self.folded = True
         rows = [f"<B>{look.icon} {ops} ops</B>"
                 + (f" <FONT POINT-SIZE=\"9\">+ {consts} constants</FONT>" if consts else "")
                 + (f" <FONT POINT-SIZE=\"9\">· {marked} marked</FONT>" if marked else ""),
                 f"<FONT POINT-SIZE=\"9\">{esc(clip(top, 56))}</FONT>"]
-        if not cluster["framed"]:
-            rows.insert(0, f"<FONT POINT-SIZE=\"9\">{esc(clip(cluster['label'], 56))}</FONT>")
+        if not framed:
+            rows.insert(0, f"<FONT POINT-SIZE=\"9\">{esc(clip(label, 56))}</FONT>")
         return (f"{self.dot_id(summary_id)} [shape=box, style=\"rounded,filled\", fillcolor=\"{look.fill}\", "
-                f"color=\"{look.border}\", label={_table(rows)}, tooltip={quote(cluster['label'])}];")
+                f"color=\"{look.border}\", label={_table(rows)}, tooltip={quote(label)}];")
 
     # -------------------------------------------------------------- one vertex
     def _vertex(self, vertex: dict[str, Any]) -> str:
@@ -239,14 +258,15 @@ class _Writer:
         return "\n".join(lines)
 
     # -------------------------------------------------------------- edges and legend
-    def _edges(self, node: dict[str, Any], rep: dict[str, str]) -> list[str]:
+    def _edges(self, node: dict[str, Any], rep: dict[str, str], folded: set[str]) -> list[str]:
         out, seen = [], set()
         for edge in node["edges"]:
             source, target = rep[edge["source"]], rep[edge["target"]]
             if source == target or (source, target, edge["kind"]) in seen:
                 continue
             seen.add((source, target, edge["kind"]))
-            aggregated = source != edge["source"] or target != edge["target"]
+            aggregated = source != edge["source"] or target != edge["target"] \
+                or source in folded or target in folded
             if edge["kind"] == "not-recorded":
                 self.not_recorded = True
                 attrs = "style=dashed, color=\"#b91c1c\", fontcolor=\"#b91c1c\", label=\" not recorded\""
@@ -258,9 +278,12 @@ class _Writer:
 
     def legend(self) -> list[str]:
         """The legend as the graph's own label, under the drawing, three entries a row."""
+        entries = self.model["legend"]
+        if self.folded and all(e["category"] != "collapsed" for e in entries):  # folded here: as compact() says it
+            entries = [*entries, LOOKS["collapsed"].to_dict()]
         cells = [(f"<TD BGCOLOR=\"{e['fill']}\" COLOR=\"{e['border']}\"><B>"
                   f"{esc((e['icon'] + ' ' + e['tag']).strip()) or '&nbsp;'}</B></TD>", esc(e["label"]))
-                 for e in self.model["legend"]]
+                 for e in entries]
         severities = {hazard["severity"] for hazard in self.hazards}
         if "error" in severities:
             cells.append(("<TD>✖ heavy border</TD>", "error hazard"))

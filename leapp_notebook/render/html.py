@@ -195,7 +195,8 @@ def _vertex_table(vertices: list[dict[str, Any]], hazards: list[dict[str, Any]])
         if probe is not None:
             colour = PROBE_PASSED if probe["passed"] else PROBE_FAILED
             marks += f"<br><b style=\"color:{colour}\">{esc(probe_text(probe))}</b>"
-        typed = f"{esc(shape_text(vertex['shape']))} {esc(vertex['dtype'] or '')}"
+        typed = "" if vertex["role"] == "collapsed" else \
+            f"{esc(shape_text(vertex['shape']))} {esc(vertex['dtype'] or '')}"
         line = "" if vertex["line"] is None else f"line {vertex['line']}"
         rows.append(f"<tr data-vertex=\"{esc(vertex['id'])}\">"
                     + _td(f"<b>{esc(f'{look.icon} {look.tag}'.strip())}</b>", style)
@@ -211,6 +212,9 @@ def _describe(vertex: dict[str, Any]) -> str:
         if vertex.get("origin"):
             text += f"<br><small>{esc(vertex['origin'])}</small>"
         return text
+    if vertex["role"] == "collapsed":  # a compacted model's fold
+        constants = f" + {vertex['constants']} constants" if vertex["constants"] else ""
+        return f"<b>{esc(vertex['name'])}</b>{esc(constants)}: {esc(vertex['numpy'])}"
     note = f" <small>{esc(cast_note(vertex))}</small>" if vertex.get("cast") else ""
     return (f"<b>{esc(call_text(vertex))}</b> → {esc(vertex['torch'])} <small>({esc(vertex['name'])})</small>"
             + note)

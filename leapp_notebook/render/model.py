@@ -60,6 +60,20 @@ def graph_model(trace: Any, *, compact_above: int | None = None) -> dict[str, An
             gc.enable()
 
 
+def drawn_model(trace: Any, *, folds_above: int, per_node: bool = False) -> dict[str, Any]:
+    """The model a renderer that folds a graph of more than ``folds_above`` vertices (each node's vertices, with
+    ``per_node``) draws ``trace`` from: its compacted model when the drawing folds everything and the trace is above
+    ``MODEL_COMPACT_ABOVE`` vertices, its full model otherwise. A renderer draws a compacted model as it draws its
+    own fold of the full one (``tests/test_bounded_output.py`` compares them), so ``print(trace)`` and
+    ``trace.to_dot()`` of a 100,000-op cell cost a walk of its graph, not 100,000 vertex dicts folded afterwards.
+    A model dict is returned as is."""
+    if isinstance(trace, dict):
+        return graph_model(trace)
+    counts = [_vertices_of(node) for node in trace.nodes.values()]
+    folded = all(count > folds_above for count in counts) if per_node else sum(counts) > folds_above
+    return graph_model(trace, compact_above=MODEL_COMPACT_ABOVE if folded else None)
+
+
 def _graph_model(trace: Any, compact_above: int | None) -> dict[str, Any]:
     hazards = [dict(h.to_dict(), id=i, category=hazard_category(h.kind, h.severity))
                for i, h in enumerate(trace.hazards)]

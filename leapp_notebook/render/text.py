@@ -18,7 +18,7 @@ from rich.tree import Tree
 
 from .labels import call_text, cast_note, module_label, preview_text, printable, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
-from .model import MarkBudget, call_summary, fold, graph_model, is_marked
+from .model import MarkBudget, call_summary, drawn_model, fold, graph_model, is_marked
 
 MAX_OPS_LISTED = 60
 STYLE = {"error": "bold red", "warning": "bold dark_orange"}
@@ -39,7 +39,7 @@ def verdict_words(model: dict[str, Any]) -> str:
 def renderable(trace_or_model: Any, *, max_ops: int = MAX_OPS_LISTED) -> RenderableType:
     """The trace as a rich renderable (control characters from the cell shown as U+FFFD, never sent to the
     terminal)."""
-    model = printable(graph_model(trace_or_model))
+    model = printable(drawn_model(trace_or_model, folds_above=max_ops, per_node=True))
     header = Text.assemble(("Trace", "bold"), f" (profile {model['profile']}) · ", summary_line(model), " · ",
                            (verdict_words(model), VERDICT_STYLE[model["verdict"]["state"]]))
     parts: list[RenderableType] = [header]
@@ -112,14 +112,21 @@ def _ops_tree(node: dict[str, Any], hazards: list[dict[str, Any]], max_ops: int)
             branch.add(_vertex_text(vertex, hazards))
         if item["hidden"]:
             ops, consts, top = call_summary(item["hidden"])
-            more = f" + {consts} constants" if consts else ""
-            folded_marks = sum(is_marked(v) for v in item["hidden"])
-            what = f"ops ({folded_marks} marked, like those above)" if folded_marks else "unmarked ops"
-            branch.add(Text(f"{LOOKS['collapsed'].icon} {ops} {what}{more}: {top}", style="dim"))
+            branch.add(_folded_text(ops, consts, sum(is_marked(v) for v in item["hidden"]), top))
     return tree
 
 
+def _folded_text(ops: int, constants: int, marked: int, top: str) -> Text:
+    """The line standing for folded vertices: folded here, or a compacted model's collapsed vertex."""
+    more = f" + {constants} constants" if constants else ""
+    what = f"ops ({marked} marked, like those above)" if marked else "unmarked ops"
+    return Text(f"{LOOKS['collapsed'].icon} {ops} {what}{more}: {top}", style="dim")
+
+
 def _vertex_text(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> Text:
+    if vertex["role"] == "collapsed":
+        return _folded_text(vertex["hidden"] - vertex["constants"], vertex["constants"], vertex.get("marked", 0),
+                            vertex["numpy"])
     look = LOOKS[vertex["category"]]
     typed = f"{shape_text(vertex['shape'])} {vertex['dtype'] or ''}".strip()
     if vertex["role"] == "constant":
