@@ -134,11 +134,18 @@ def _exit_message(exc: SystemExit) -> str:
 
 
 def _export(result: CellReport, trace: Any, request: ExportRequest | None, folder: Path, formats: Any,
-            force: bool) -> None:
+            force: bool, status: Any = None, where: str = "") -> None:
     if request is None:
         return
+
+    def progress(done: int, total: int) -> None:
+        if status is not None:
+            status.update(f"{where}: exporting ({done} of {total} steps done)")
+
+    if status is not None:
+        status.update(f"{where}: exporting")
     try:
-        paths = trace.export(folder, formats=request.formats or formats, force=force)
+        paths = trace.export(folder, formats=request.formats or formats, force=force, progress=progress)
     except (ExportBlocked, TraceError) as exc:
         result.blocked = str(exc)
     else:
@@ -187,7 +194,7 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                         result.probe = run.probe
                         if export is not None:
                             _export(result, run.trace, export, export.folder(path, number), options.formats,
-                                    options.force)
+                                    options.force, status, f"{path.name}: cell {number}")
                 except UsageError as exc:
                     result.error = f"bad {MAGIC_PREFIX} line: {exc}"
                 except (TraceError, CellError) as exc:
@@ -250,7 +257,8 @@ def check_script(path: Path, *, probe: int | None, profile: str | None, status: 
                 result.probe = trace.probe(n=probe)
             result.nodes = list(trace.nodes)
             result.hazards = trace.hazards
-            _export(result, trace, export, export.folder(path, None) if export else path, ("jit",), False)
+            _export(result, trace, export, export.folder(path, None) if export else path, ("jit",), False, status,
+                    path.name)
     except (TraceError, CellError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
     except SystemExit as exc:

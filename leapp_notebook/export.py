@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import yaml
 
-from .probe import compare, draw_inputs, graph_key
+from .probe import _progress_callback, compare, draw_inputs, graph_key
 from .tracing.types import EXPORT_WITH, ExportBlocked, Node, TraceError
 
 __all__ = ["export", "FORMATS", "EXPORT_WITH"]
@@ -97,12 +97,15 @@ def _file_name(name: str, what: str) -> str:
 # gate
 # ------------------------------------------------------------------------------------------
 
+def _probe_needed(trace: Any) -> bool:
+    """Whether export must probe first: no probe was made for these graphs."""
+    report = trace.last_probe
+    return report is None or report.graph_key != graph_key(trace)
+
+
 def _current_probe(trace: Any) -> Any:
     """The last probe if it was made for these graphs; otherwise a fresh one (seed 0)."""
-    report = trace.last_probe
-    if report is None or report.graph_key != graph_key(trace):
-        report = trace.probe(seed=0)
-    return report
+    return trace.probe(seed=0) if _probe_needed(trace) else trace.last_probe
 
 
 def _blocking_reasons(trace: Any, report: Any) -> list[str]:
@@ -721,7 +724,7 @@ class _Commit:
 # ------------------------------------------------------------------------------------------
 
 def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), force: bool = False,
-           name: str | None = None) -> list[Path]:
+           name: str | None = None, progress: Any = None) -> list[Path]:
     """Write every node's model(s) and ``<name>.yaml`` (default ``graph.yaml``) into ``directory``.
 
     ``formats``: any ``export_with`` LEAPP 0.7.2 accepts (``EXPORT_WITH``): "jit"/"jit-script" and
@@ -730,6 +733,11 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
     (``export_with``) when a file of that kind was written, else at the first of ``formats``. Runs a probe
     (seed 0) first unless one was run on these graphs. Returns the written paths, models first, the YAML
     last. Every failure is ``ExportBlocked`` and leaves the directory as it was.
+
+    ``progress``: a callable ``(done, total)``, called after each step (the probe when one is run, each model file
+    written, loading them all back to check them, the YAML, the last just before the files are swapped into
+    ``directory``); raise from it to cancel, which leaves the directory as it was. ``True`` shows a rich progress
+    bar on stderr. Torch's ONNX exporter takes a minute and more on a graph of a few thousand ops.
     """
     chosen = _formats(formats)
     target = _directory(directory)
@@ -738,8 +746,28 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
         _file_name(node_name, "node name")
     if not isinstance(force, bool):
         raise TraceError(f"force must be True or False, got {force!r}")
+    report_progress, bar = _progress_callback(progress, "exporting")
+    try:
+        return _export(trace, target, chosen, yaml_name, force, report_progress or (lambda done, total: None))
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, force: bool,
+            progress: Callable[[int, int], None]) -> list[Path]:
+    probing = _probe_needed(trace)
+    steps = int(probing) + len(trace.nodes) * len(chosen) + 2  # the probe, the models, the check, the YAML
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        progress(done, steps)
 
     report = _current_probe(trace)
+    if probing:
+        step()
     reasons = _blocking_reasons(trace, report)
     if reasons and not force:
         raise ExportBlocked("export refused: nothing was written.\n" + "\n".join(reasons) + "\nApply the "
@@ -761,10 +789,12 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
                                     f"'{node.name}': {_first_line(exc)}") from exc
             _write_file(staging / file, data, target / file)
             written.append((node, backend, staging / file))
+            step()
         try:
             _verify(trace, report, written, forced=bool(reasons))
         except Exception as exc:
             raise ExportBlocked(f"export failed, nothing was written: {_first_line(exc)}") from exc
+        step()
         models = {}
         for node, backend, path in written:
             wanted = SUFFIX[canonical(node.export_with)] == SUFFIX[backend]
@@ -776,6 +806,7 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
         except OSError as exc:  # reading a staged model back for its checksums
             raise _failed(target / Path(exc.filename).name if exc.filename else target, exc) from exc
         _write_file(staging / files[-1], text.encode(), target / files[-1])
+        step()  # the last chance to cancel: the swap into the directory follows
         commit.commit()
     except BaseException:
         commit.abort()

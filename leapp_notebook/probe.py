@@ -747,8 +747,9 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
 # the probe
 # ------------------------------------------------------------------------------------------
 
-def _progress_callback(progress: Any) -> tuple[Callable[[int, int], None] | None, Any]:
-    """``progress``: None, a callable ``(done, total)``, or True for a rich progress bar on stderr."""
+def _progress_callback(progress: Any, what: str = "probing") -> tuple[Callable[[int, int], None] | None, Any]:
+    """``progress``: None, a callable ``(done, total)``, or True for a rich progress bar on stderr (``what``: its
+    label)."""
     if progress is None or progress is False:
         return None, None
     if callable(progress):
@@ -758,7 +759,7 @@ def _progress_callback(progress: Any) -> tuple[Callable[[int, int], None] | None
         from rich.progress import Progress
 
         bar = Progress(console=Console(stderr=True, force_jupyter=False), transient=True)
-        task = bar.add_task("probing", total=None)
+        task = bar.add_task(what, total=None)
         bar.start()
         return (lambda done, total: bar.update(task, completed=done, total=total)), bar
     raise TraceError(f"progress={progress!r}: pass a callable (done, total), True for a progress bar, "

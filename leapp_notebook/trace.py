@@ -555,10 +555,10 @@ class Trace:
         return self.last_probe
 
     def export(self, directory: Any, *, formats: Iterable[str] = ("jit",), force: bool = False,
-               name: str | None = None) -> list[Any]:
+               name: str | None = None, progress: Any = None) -> list[Any]:
         from .export import export
 
-        return export(self, directory, formats=formats, force=force, name=name)
+        return export(self, directory, formats=formats, force=force, name=name, progress=progress)
 
     def save_graph_model(self, path: Any) -> Path:
         """Write the full graph model (every vertex: the notebook output carries a compacted one above

@@ -81,6 +81,8 @@ class TraceWidget(widgets.VBox):
                                              layout=widgets.Layout(width="5em"))
         self.export_button = widgets.Button(description="Export", icon="download",
                                             tooltip="write TorchScript/ONNX and the pipeline YAML")
+        self.export_progress = widgets.IntProgress(value=0, min=0, max=1, description="",
+                                                   layout=widgets.Layout(width="14em"))
         self.export_result = widgets.HTML()
         self.probe_button.on_click(self._on_probe)
         self.export_button.on_click(self._on_export)
@@ -95,7 +97,7 @@ class TraceWidget(widgets.VBox):
             self.probe_result,
             widgets.HTML("<b>Export</b>"),
             widgets.HBox([self.export_directory, self.export_jit, self.export_onnx, self.export_force,
-                          self.export_button]),
+                          self.export_button, self.export_progress]),
             self.export_result,
         ], **kwargs)
         self.refresh(model)
@@ -206,17 +208,29 @@ class TraceWidget(widgets.VBox):
             self.export_result.value = _error("give a directory to export to")
             return
         self.export_button.disabled = True
+        self.export_progress.value = 0
+        self.export_progress.bar_style = ""
+        self.export_result.value = _block("<i>exporting: writing each model, then loading it back to check it "
+                                          "against the eager cell…</i>")
         try:
-            paths = self.trace.export(directory, formats=formats, force=self.export_force.value)
+            paths = self.trace.export(directory, formats=formats, force=self.export_force.value,
+                                      progress=self._on_export_progress)
         except Exception as exc:  # noqa: BLE001 - refused, a missing onnx extra, a bad directory: said, not raised
             self.exported = export_entry(error=exc)
+            self.export_progress.bar_style = "danger"
         else:
             self.exported = export_entry(files=[Path(path) for path in paths])
+            self.export_progress.bar_style = "success"
         finally:
             self.export_button.disabled = False
         self.model["export"] = self.exported
         self.export_result.value = _block(export_html(self.exported))
         self.results += 1
+
+    def _on_export_progress(self, done: int, total: int) -> None:
+        self.export_progress.max = max(total, 1)
+        self.export_progress.value = done
+        self.export_progress.description = f"{done}/{total}"
 
     # -------------------------------------------------------------- saved without a kernel
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

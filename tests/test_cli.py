@@ -123,6 +123,28 @@ def test_export_flag_of_the_cli_writes_each_traced_cell_under_dir(tmp_path, caps
     assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == ["export.ipynb"]
 
 
+def test_the_status_line_follows_an_export_step_by_step(tmp_path):
+    """``check --export`` keeps its status line moving through a long export (torch's ONNX exporter takes a minute
+    on a large graph): each step of the export is shown as it is done."""
+    from leapp_notebook.cli import ExportRequest, check_notebook
+
+    book = write_notebook(tmp_path / "export.ipynb", SETUP, CLEAN_CELL)
+
+    class Status:
+        shown: list[str] = []
+
+        def update(self, text):
+            self.shown.append(text)
+
+    status = Status()
+    report = check_notebook(book, probe=4, profile=None, status=status,
+                            export=ExportRequest(tmp_path / "deploy", ("jit", "pt2")))
+    assert report.cells[0].exported
+    exporting = [text for text in status.shown if "exporting" in text]
+    assert exporting == ["export.ipynb: cell 3: exporting"] + [
+        f"export.ipynb: cell 3: exporting ({n} of 4 steps done)" for n in range(1, 5)]
+
+
 def test_cli_export_of_a_hazardous_cell_is_refused_exits_1_and_writes_nothing(tmp_path, capsys):
     book = write_notebook(tmp_path / "export.ipynb", SETUP, "%%leapp_trace\n" + SEED_INTERP_CELL)
 

@@ -204,11 +204,67 @@ def test_a_probe_added_semantic_mismatch_blocks_export(tmp_path, monkeypatch):
     ({"formats": 3}, "list of"),
     ({"name": "../up"}, "cannot be a file name"),
     ({"force": "yes"}, "True or False"),
+    ({"progress": 5}, "pass a callable"),
 ])
 def test_bad_arguments_say_what_to_do(tmp_path, kwargs, text):
     with pytest.raises(ln.TraceError, match=text):
         clip_trace().export(tmp_path, **kwargs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_reports_its_progress_step_by_step(tmp_path):
+    """The probe (when export must run one), each model written, the reload check, the YAML: ``progress`` is told
+    after each, the last before the files are swapped in."""
+    trace = clip_trace()
+    calls = []
+
+    def seen(done, total):
+        calls.append((done, total, sorted(p.name for p in tmp_path.iterdir())))
+
+    trace.export(tmp_path, formats=("jit", "pt2"), progress=seen)
+    assert [(done, total) for done, total, _ in calls] == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    assert all(files == [] for _, _, files in calls)  # nothing in the directory until the swap
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.yaml", "node.pt", "node.pt2"]
+    calls.clear()
+    trace.export(tmp_path, progress=seen)  # probed already: no probe step
+    assert [(done, total) for done, total, _ in calls] == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.parametrize("cancel_at", [1, 3, 5])
+def test_raising_from_progress_cancels_and_leaves_the_directory_as_it_was(tmp_path, cancel_at):
+    clip_trace("3.0").export(tmp_path, formats=("jit", "pt2"))
+    before = snapshot(tmp_path)
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done, total):
+        if done == cancel_at:
+            raise Cancelled
+
+    trace = clip_trace("2.0")
+    with pytest.raises(Cancelled):
+        trace.export(tmp_path, formats=("jit", "pt2"), progress=cancel)
+    assert snapshot(tmp_path) == before
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_progress_bar_on_stderr_is_stopped_whatever_happens(tmp_path, monkeypatch, fails):
+    from rich.progress import Progress
+
+    events = []
+    update, stop = Progress.update, Progress.stop
+    monkeypatch.setattr(Progress, "update", lambda self, task, **kw: (events.append(kw), update(self, task, **kw)))
+    monkeypatch.setattr(Progress, "stop", lambda self: (events.append("stop"), stop(self)))
+    if fails:
+        monkeypatch.setitem(export_module.WRITERS, "jit-script", lambda node: 1 / 0)
+        with pytest.raises(ln.ExportBlocked, match="division by zero"):
+            clip_trace().export(tmp_path, progress=True)
+        assert events == [{"completed": 1, "total": 4}, "stop"]  # the probe, then the failure
+    else:
+        clip_trace().export(tmp_path, progress=True)
+        assert events == [{"completed": n, "total": 4} for n in range(1, 5)] + ["stop"]
 
 
 def test_a_directory_that_is_a_file_is_refused(tmp_path):

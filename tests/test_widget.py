@@ -94,8 +94,12 @@ def test_export_button_passes_directory_formats_and_force_to_the_trace(widget, t
     w = widget("full")
     calls = []
 
-    def export(directory, *, formats, force):
+    def export(directory, *, formats, force, progress):
         calls.append((directory, formats, force))
+        assert "exporting" in w.export_result.value and w.export_button.disabled  # said while it runs
+        for done in range(1, 5):
+            progress(done, 4)
+            calls.append((w.export_progress.value, w.export_progress.max, w.export_progress.description))
         return [Path(directory) / "node.pt", Path(directory) / "node.yaml"]
 
     monkeypatch.setattr(w.trace, "export", export)
@@ -103,21 +107,22 @@ def test_export_button_passes_directory_formats_and_force_to_the_trace(widget, t
     w.export_onnx.value = True
     w.export_force.value = True
     w.export_button.click()
-    assert calls == [(str(tmp_path), ["jit", "onnx"], True)]
+    assert calls == [(str(tmp_path), ["jit", "onnx"], True)] + [(n, 4, f"{n}/4") for n in range(1, 5)]
     assert "exported 2 files" in w.export_result.value and "node.yaml" in w.export_result.value
+    assert w.export_progress.bar_style == "success" and not w.export_button.disabled
 
 
 def test_export_refusal_is_shown_with_its_reason(widget, monkeypatch):
     w = widget("leapp")
 
-    def refuse(directory, *, formats, force):
+    def refuse(directory, *, formats, force, progress):
         raise ln.ExportBlocked(f"node 'node': untraced-call at line 3 {PAYLOAD}")
 
     monkeypatch.setattr(w.trace, "export", refuse)
     w.export_button.click()
     assert "export refused" in w.export_result.value and "untraced-call at line 3" in w.export_result.value
     assert PAYLOAD not in w.export_result.value and html.escape(PAYLOAD) in w.export_result.value
-    assert not w.export_button.disabled
+    assert not w.export_button.disabled and w.export_progress.bar_style == "danger"
 
 
 def test_export_without_a_format_says_so(widget, monkeypatch):
