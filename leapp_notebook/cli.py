@@ -5,7 +5,8 @@ working directory. ``%%leapp_trace`` cells are traced with their own flags (thro
 code); other IPython magics and shell lines are skipped. Scripts that declare nodes with ``annotate``
 are traced whole. Exit status: 0 clean, 1 error hazards / failed probes / failing cells (a cell that
 raises or calls ``sys.exit``), 2 usage (bad flags, a path it cannot read), 130 interrupted (Ctrl-C).
-``check`` writes no file unless given ``--export DIR`` itself: a cell's own ``--export`` is ignored.
+``check`` writes no file unless given ``--export DIR`` itself: a cell's own ``--export`` is ignored, unless given
+``--cell-exports`` (then it writes where the cell says, as Jupyter does).
 """
 
 from __future__ import annotations
@@ -149,12 +150,14 @@ def _export(result: CellReport, trace: Any, request: ExportRequest | None, folde
     except (ExportBlocked, TraceError) as exc:
         result.blocked = str(exc)
     else:
-        result.exported = [str(p) for p in paths]
+        result.exported = (result.exported or []) + [str(p) for p in paths]
 
 
 def check_notebook(path: Path, *, probe: int | None, profile: str | None, status: Any = None,
-                   export: ExportRequest | None = None) -> FileReport:
-    """Run the notebook's code cells in order; trace its ``%%leapp_trace`` cells."""
+                   export: ExportRequest | None = None, cell_exports: bool = False) -> FileReport:
+    """Run the notebook's code cells in order; trace its ``%%leapp_trace`` cells. ``cell_exports``: honour each
+    cell's own ``--export`` as Jupyter does (otherwise it is skipped, with a note, and a later cell that fails on
+    what it would have written is told so)."""
     import nbformat
     from IPython.core.error import UsageError
     from IPython.core.inputtransformer2 import TransformerManager
@@ -168,6 +171,7 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                                  "display": lambda *_, **__: None}
     transformer = TransformerManager()
     folder = path.resolve().parent
+    skipped_exports: list[tuple[int, str]] = []  # (cell, its own --export) not honoured
     with _running_in(folder, folder):
         for number, cell in enumerate(notebook.cells, start=1):
             if cell.cell_type != "code" or not cell.source.strip():
@@ -182,16 +186,22 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                 try:
                     options = parse_options(line)
                     result.profile = profile or options.profile
-                    if options.export is not None:
-                        result.notes.append(f"--export {options.export} ignored: check exports only with its "
-                                            "own --export DIR")
-                    options = replace(options, profile=result.profile, export=None)
+                    if options.export is not None and not cell_exports:
+                        result.notes.append(f"--export {options.export} ignored: check writes no file unless "
+                                            "given --export DIR, or --cell-exports to honour the cells' own")
+                        skipped_exports.append((number, options.export))
+                        options = replace(options, export=None)
+                    options = replace(options, profile=result.profile)
                     with _quiet():
                         run = run_cell(options, body, namespace, line=line.strip(), probe=probe)
                         namespace[TRACE_VARIABLE] = run.trace
                         result.nodes = list(run.trace.nodes)
                         result.hazards = run.trace.hazards
                         result.probe = run.probe
+                        if run.export_error is not None:
+                            result.blocked = str(run.export_error)
+                        elif run.exported is not None:  # (the notebook's folder is the working directory)
+                            result.exported = [str(Path(p).resolve()) for p in run.exported]
                         if export is not None:
                             _export(result, run.trace, export, export.folder(path, number), options.formats,
                                     options.force, status, f"{path.name}: cell {number}")
@@ -202,6 +212,7 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                 except SystemExit as exc:
                     result.error = _exit_message(exc)
                 if result.error is not None:
+                    result.notes.extend(_skipped_export_notes(result.error, skipped_exports, folder))
                     break
                 continue
             if command.startswith("%%"):
@@ -209,9 +220,22 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                 continue
             error = _run_plain(transformer.transform_cell(cell.source), number, namespace)
             if error is not None:
-                report.cells.append(CellReport(number, error=error))
+                report.cells.append(CellReport(number, error=error,
+                                               notes=_skipped_export_notes(error, skipped_exports, folder)))
                 break
     return report
+
+
+def _skipped_export_notes(error: str, skipped: list[tuple[int, str]], folder: Path) -> list[str]:
+    """Why a failing cell may have failed: it names a folder an earlier cell's skipped ``--export`` would have
+    written (the usual export-then-load-it-back notebook)."""
+    notes = []
+    for number, directory in skipped:
+        names = {directory.rstrip("/"), str((folder / directory).resolve())}
+        if any(name and name in error for name in names):
+            notes.append(f"this cell reads {directory}, which cell {number}'s --export would have written: check "
+                         "skips a cell's own --export; pass --cell-exports to honour it as Jupyter does")
+    return notes
 
 
 def _run_plain(source: str, number: int, namespace: dict[str, Any]) -> str | None:
@@ -279,7 +303,7 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Run notebooks and scripts, trace their %%leapp_trace cells and "
                                             "annotate nodes, report hazards. Exit 0 clean, 1 error hazards, "
                                             "failed probes or failing cells, 2 usage errors, 130 interrupted. "
-                                            "Writes no file unless given --export.")
+                                            "Writes no file unless given --export or --cell-exports.")
     check.add_argument("paths", nargs="+", metavar="PATH", type=Path, help=".ipynb notebooks and .py scripts")
     check.add_argument("--probe", type=int, metavar="N",
                        help="probe every node on N fresh random inputs (default: only cells that ask)")
@@ -288,7 +312,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
     check.add_argument("--export", metavar="DIR",
                        help="export every traced cell that passes into DIR/<file>-cell<N>/ (scripts: DIR/<file>/); "
-                            "without it nothing is written, a cell's own --export is ignored")
+                            "without it nothing is written (a cell's own --export only with --cell-exports)")
+    check.add_argument("--cell-exports", action="store_true",
+                       help="honour each cell's own --export as Jupyter does (writes where the cell says)")
     check.add_argument("--format", metavar="F", help="with --export: formats, comma separated, from "
                                                      f"{', '.join(EXPORT_WITH)} (default: each cell's own --format)")
     return parser
@@ -374,7 +400,9 @@ def _main(args: argparse.Namespace) -> int:
     with progress.status("checking") as status:
         for path in args.paths:
             check = check_notebook if path.suffix == ".ipynb" else check_script
-            reports.append(check(path, probe=args.probe, profile=args.profile, status=status, export=export))
+            options = {"cell_exports": args.cell_exports} if check is check_notebook else {}
+            reports.append(check(path, probe=args.probe, profile=args.profile, status=status, export=export,
+                                 **options))
     code = EXIT_FAILED if any(report.failed for report in reports) else EXIT_CLEAN
     if args.json:
         print(json.dumps({"exit_code": code, "files": [r.to_dict() for r in reports]}, indent=2))
@@ -444,6 +472,8 @@ def _print_cell(console: Console, cell: CellReport) -> None:
     if cell.error is not None:
         console.print(head + Text(" · failed", style="bold red"))
         console.print(_indented(Text(cell.error, style="red"), 4))
+        for note in cell.notes:
+            console.print(_indented(Text(f"note: {note}", style="dim"), 2))
         return
     errors = sum(h.severity == "error" for h in cell.hazards)
     if cell.hazards:

@@ -8,7 +8,8 @@ notebook's cells run once, in order, in one namespace, and each item reads its c
 
 Without ``--leapp`` the plugin only adds its options: it collects nothing and changes no other test run.
 Options: ``--leapp-probe N`` probes every node on N fresh inputs (default: only cells with ``--probe``),
-``--leapp-profile leapp|full`` traces every cell with that profile (default: each cell's own).
+``--leapp-profile leapp|full`` traces every cell with that profile (default: each cell's own),
+``--leapp-cell-exports`` honours each cell's own ``--export`` as Jupyter does (the CLI's ``--cell-exports``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="probe every traced node on N fresh random inputs (default: only cells with --probe)")
     group.addoption("--leapp-profile", choices=("leapp", "full"), default=None,
                     help="trace every cell with this profile (default: each cell's own, else leapp)")
+    group.addoption("--leapp-cell-exports", action="store_true", default=False,
+                    help="honour each cell's own --export as Jupyter does (default: skipped, nothing written)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,6 +96,8 @@ class _Checked(pytest.File):
             options = {"probe": self.config.getoption("leapp_probe"),
                        "profile": self.config.getoption("leapp_profile")}
             check = cli.check_notebook if self.path.suffix == ".ipynb" else cli.check_script
+            if check is cli.check_notebook:
+                options["cell_exports"] = self.config.getoption("leapp_cell_exports")
             with warnings.catch_warnings():
                 # torch deprecates TorchScript, which the export of a cell with --export writes and reloads
                 warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated",

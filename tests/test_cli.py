@@ -105,8 +105,56 @@ def test_a_cells_own_export_flag_is_ignored_with_a_note_and_nothing_is_written(t
     code, out, _ = check(str(book), capsys=capsys)
 
     assert code == 0
-    assert "note: --export out ignored: check exports only with its own --export DIR" in " ".join(out.split())
+    assert ("note: --export out ignored: check writes no file unless given --export DIR, or --cell-exports to "
+            "honour the cells' own") in " ".join(out.split())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.ipynb"]
+
+
+LOAD_BACK = ('import torch\nmodel = torch.jit.load("out/scale.pt")\n'
+             'assert model(torch.ones(4))[0].shape == (4,)\n')
+
+
+def test_a_cell_that_reads_a_skipped_export_is_told_why_it_failed(tmp_path, capsys):
+    """A notebook that exports and then loads the file back (the quickstart does): with the cell's own --export
+    skipped the next cell fails, and its report says which cell's export it was reading and what to pass."""
+    cell = CLEAN_CELL.replace("--outputs y", "--outputs y --export out")
+    book = write_notebook(tmp_path / "export.ipynb", SETUP, cell, LOAD_BACK)
+
+    code, out, _ = check(str(book), capsys=capsys)
+
+    said = " ".join(out.split())
+    assert code == 1 and "cell 4 · failed" in said
+    assert ("note: this cell reads out, which cell 3's --export would have written: check skips a cell's own "
+            "--export; pass --cell-exports to honour it as Jupyter does") in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.ipynb"]
+
+
+def test_cell_exports_honours_the_cells_own_export_as_jupyter_does(tmp_path, capsys, monkeypatch):
+    cell = CLEAN_CELL.replace("--outputs y", "--outputs y --export out")
+    (tmp_path / "nb").mkdir()
+    book = write_notebook(tmp_path / "nb" / "export.ipynb", SETUP, cell, LOAD_BACK)
+    monkeypatch.chdir(tmp_path)  # the cell's path is the notebook folder's, as in Jupyter
+
+    code, out, _ = check(str(book), "--cell-exports", "--json", capsys=capsys)
+
+    assert code == 0, out
+    (cell_report,) = json.loads(out)["files"][0]["cells"]
+    folder = tmp_path / "nb" / "out"
+    assert cell_report["exported"] == [str(folder / "scale.pt"), str(folder / "graph.yaml")]
+    assert sorted(p.name for p in folder.iterdir()) == ["graph.yaml", "scale.pt"]
+    assert not cell_report["notes"]
+
+
+def test_a_refused_cell_export_fails_the_run_with_cell_exports(tmp_path, capsys):
+    cell = ("%%leapp_trace --export out\nstate = annotate.input_tensors('node', {'state': raw_state})\n"
+            "annotate.output_tensors('node', {'y': np.interp(state, [0.0, 1.0], [0.0, 5.0]) + state})\n")
+    book = write_notebook(tmp_path / "refused.ipynb", SETUP, cell)
+
+    code, out, _ = check(str(book), "--cell-exports", "--json", capsys=capsys)
+
+    (cell_report,) = json.loads(out)["files"][0]["cells"]
+    assert code == 1 and cell_report["export_blocked"].startswith("export refused: nothing was written.")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["refused.ipynb"]
 
 
 def test_export_flag_of_the_cli_writes_each_traced_cell_under_dir(tmp_path, capsys, monkeypatch):

@@ -109,3 +109,15 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point():
         tomllib = pytest.importorskip("tomli")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["entry-points"]["pytest11"] == {"leapp_notebook": "leapp_notebook.pytest_plugin"}
+
+
+def test_leapp_cell_exports_honours_a_cells_own_export(pytester):
+    path = notebook(pytester.path / "exports.ipynb", SETUP, CLEAN.replace("--outputs y", "--outputs y --export out"))
+
+    skipped = run(pytester, "--leapp", str(path))
+    assert not (pytester.path / "out").exists()
+    honoured = run(pytester, "--leapp", "--leapp-cell-exports", str(path))
+
+    skipped.assert_outcomes(passed=1)
+    honoured.assert_outcomes(passed=1)
+    assert sorted(p.name for p in (pytester.path / "out").iterdir()) == ["graph.yaml", "scale.pt"]
