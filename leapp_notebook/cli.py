@@ -234,7 +234,8 @@ def _skipped_export_notes(error: str, skipped: list[tuple[int, str]], folder: Pa
         names = {directory.rstrip("/"), str((folder / directory).resolve())}
         if any(name and name in error for name in names):
             notes.append(f"this cell reads {directory}, which cell {number}'s --export would have written: check "
-                         "skips a cell's own --export; pass --cell-exports to honour it as Jupyter does")
+                         "skips a cell's own --export; pass --cell-exports (pytest: --leapp-cell-exports) to "
+                         "honour it as Jupyter does")
     return notes
 
 

@@ -1,9 +1,10 @@
 """pytest plugin: ``pytest --leapp notebooks/`` checks every traced cell as a test, as nbval does for notebooks.
 
 Each ``%%leapp_trace`` cell of a notebook, and each script that declares nodes with ``annotate``, is one
-test item. An item fails when its cell has an error hazard, a failed probe, a refused export, or raises;
-the failure text is ``leapp-notebook check``'s report of that cell (hazards with line, code, message and
-fix; the probe's result). The run is the CLI's own (``cli.check_notebook`` / ``cli.check_script``): the
+test item; a notebook's other cells are one more (``other cells``), which fails when one of them raises. An
+item fails when its cell has an error hazard, a failed probe, a refused export, or raises; the failure text
+is ``leapp-notebook check``'s report of that cell (hazards with line, code, message and fix; the probe's
+result). The run is the CLI's own (``cli.check_notebook`` / ``cli.check_script``): the
 notebook's cells run once, in order, in one namespace, and each item reads its cell's result.
 
 Without ``--leapp`` the plugin only adds its options: it collects nothing and changes no other test run.
@@ -23,6 +24,7 @@ from typing import Any, Iterator
 import pytest
 
 MAGIC_PREFIX = "%%leapp_trace"
+OTHER_CELLS = "other cells"  # the item of a notebook's cells that are not traced
 REPORT_WIDTH = 100
 
 
@@ -107,11 +109,13 @@ class _Checked(pytest.File):
 
 
 class LeappNotebook(_Checked):
-    """A notebook: one item per ``%%leapp_trace`` cell."""
+    """A notebook: one item per ``%%leapp_trace`` cell, and one for its other cells (``other cells``), which fails
+    when one of them raised: a notebook that exports and then loads its export back fails in such a cell."""
 
     def collect(self) -> Iterator[pytest.Item]:
         for number in _traced_cells(self.path):
             yield LeappCell.from_parent(self, name=f"cell {number}", number=number)
+        yield LeappOtherCells.from_parent(self, name=OTHER_CELLS)
 
 
 class LeappScript(_Checked):
@@ -138,6 +142,26 @@ class LeappCell(pytest.Item):
             raise LeappCellFailed(f"cell {self.number} did not run: {why}")
         if cell.failed:
             raise LeappCellFailed(_cell_report(cell))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LeappCellFailed):
+            return f"{self.path.name}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+class LeappOtherCells(pytest.Item):
+    """A notebook's cells that are not traced: passes when none of them raised (the CLI stops at the first that
+    does, and fails the run)."""
+
+    def runtest(self) -> None:
+        report = self.parent.checked()
+        traced = set(_traced_cells(self.path))
+        failed = next((c for c in report.cells if c.error is not None and c.cell not in traced), None)
+        if failed is not None:
+            raise LeappCellFailed(_cell_report(failed))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, LeappCellFailed):

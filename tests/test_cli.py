@@ -125,7 +125,7 @@ def test_a_cell_that_reads_a_skipped_export_is_told_why_it_failed(tmp_path, caps
     said = " ".join(out.split())
     assert code == 1 and "cell 4 · failed" in said
     assert ("note: this cell reads out, which cell 3's --export would have written: check skips a cell's own "
-            "--export; pass --cell-exports to honour it as Jupyter does") in said
+            "--export; pass --cell-exports (pytest: --leapp-cell-exports) to honour it as Jupyter does") in said
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.ipynb"]
 
 

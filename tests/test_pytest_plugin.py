@@ -46,8 +46,9 @@ def checked(pytester: pytest.Pytester) -> Path:
 def test_each_traced_cell_is_an_item_failing_on_an_error_hazard_with_the_report(pytester, checked):
     result = run(pytester, "--leapp", "-v", str(checked))
 
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*cells.ipynb::cell 3 PASSED*", "*cells.ipynb::cell 4 FAILED*"])
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*cells.ipynb::cell 3 PASSED*", "*cells.ipynb::cell 4 FAILED*",
+                                 "*cells.ipynb::other cells PASSED*"])
     text = result.stdout.str()
     assert "cell 4 · node node · leapp · 1 error, 0 warnings" in text
     assert "line 3 untraced-call: calibrated = np.interp(state, CALIB_IN, CALIB_OUT)" in text
@@ -58,8 +59,8 @@ def test_leapp_probe_probes_every_cell_and_the_report_shows_the_result(pytester,
     without = run(pytester, "--leapp", str(checked))
     probed = run(pytester, "--leapp", "--leapp-probe", "4", str(checked))
 
-    without.assert_outcomes(passed=1, failed=1)
-    probed.assert_outcomes(passed=1, failed=1)
+    without.assert_outcomes(passed=2, failed=1)
+    probed.assert_outcomes(passed=2, failed=1)
     assert "probe (" not in without.stdout.str()
     probed.stdout.fnmatch_lines(["*probe (4 inputs): FAILED · baked: result*"])
 
@@ -69,8 +70,25 @@ def test_a_cell_that_raises_fails_and_the_cells_after_it_say_why(pytester):
 
     result = run(pytester, "--leapp", str(path))
 
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cell 4 did not run: cell 3 failed before it: line 1: NameError*"])
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*cell 4 did not run: cell 3 failed before it: line 1: NameError*",
+                                 "*broken.ipynb: cell 3 · failed*"])
+
+
+def test_a_cell_after_the_last_traced_cell_that_raises_fails_the_other_cells_item(pytester):
+    """The cell that loads an export back comes after the traced cells: when it raises, the notebook fails (as
+    ``leapp-notebook check`` does), with the reason and the note on the skipped export."""
+    load_back = 'import torch\nmodel = torch.jit.load("out/scale.pt")\n'
+    path = notebook(pytester.path / "tail.ipynb", SETUP, CLEAN.replace("--outputs y", "--outputs y --export out"),
+                    load_back)
+
+    result = run(pytester, "--leapp", "-v", str(path))
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*tail.ipynb::cell 3 PASSED*", "*tail.ipynb::other cells FAILED*"])
+    text = " ".join(result.stdout.str().split())
+    assert "cell 4 · failed" in text and "which cell 3's --export would have written" in text
+    run(pytester, "--leapp", "--leapp-cell-exports", str(path)).assert_outcomes(passed=2)
 
 
 def test_scripts_with_annotate_nodes_are_items_and_test_modules_are_left_alone(pytester):
@@ -118,6 +136,6 @@ def test_leapp_cell_exports_honours_a_cells_own_export(pytester):
     assert not (pytester.path / "out").exists()
     honoured = run(pytester, "--leapp", "--leapp-cell-exports", str(path))
 
-    skipped.assert_outcomes(passed=1)
-    honoured.assert_outcomes(passed=1)
+    skipped.assert_outcomes(passed=2)
+    honoured.assert_outcomes(passed=2)
     assert sorted(p.name for p in (pytester.path / "out").iterdir()) == ["graph.yaml", "scale.pt"]
