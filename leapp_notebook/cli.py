@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -231,8 +232,12 @@ def _skipped_export_notes(error: str, skipped: list[tuple[int, str]], folder: Pa
     written (the usual export-then-load-it-back notebook)."""
     notes = []
     for number, directory in skipped:
-        names = {directory.rstrip("/"), str((folder / directory).resolve())}
-        if any(name and name in error for name in names):
+        resolved = (folder / directory).resolve()
+        if resolved == folder:  # the notebook's own folder: any path there would match
+            continue
+        names = {directory.rstrip("/\\"), str(resolved)}
+        # the folder as a whole path component: ``out`` in ``out/model.pt``, never in ``output`` or ``timeout``
+        if any(re.search(rf"(?<![\w.-]){re.escape(name)}(?=[/\\'\"\s:,)]|$)", error) for name in names if name):
             notes.append(f"this cell reads {directory}, which cell {number}'s --export would have written: check "
                          "skips a cell's own --export; pass --cell-exports (pytest: --leapp-cell-exports) to "
                          "honour it as Jupyter does")

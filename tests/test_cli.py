@@ -129,6 +129,17 @@ def test_a_cell_that_reads_a_skipped_export_is_told_why_it_failed(tmp_path, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.ipynb"]
 
 
+def test_a_failing_cell_that_does_not_read_the_skipped_export_gets_no_note(tmp_path, capsys):
+    cell = CLEAN_CELL.replace("--outputs y", "--outputs y --export out")
+    book = write_notebook(tmp_path / "export.ipynb", SETUP, cell, "print(output_of_the_model)\n")
+
+    code, out, _ = check(str(book), capsys=capsys)
+
+    said = " ".join(out.split())
+    assert code == 1 and "NameError: name 'output_of_the_model' is not defined" in said
+    assert "which cell 3's --export would have written" not in said
+
+
 def test_cell_exports_honours_the_cells_own_export_as_jupyter_does(tmp_path, capsys, monkeypatch):
     cell = CLEAN_CELL.replace("--outputs y", "--outputs y --export out")
     (tmp_path / "nb").mkdir()
