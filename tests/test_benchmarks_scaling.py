@@ -323,3 +323,20 @@ def test_probe_benchmark_times_a_fresh_traces_first_probe():
 
     assert probe_benchmark._first_probe(make, n=2, repeat=2) > 0
     assert len(made) == 3 and all(trace.last_probe is not None and trace.last_probe.passed for trace in made)
+
+
+def test_hazard_loops_counts_each_pass_once_and_reads_growth_against_the_smallest_count(capsys):
+    """benchmarks/hazard_loops.py: every cell's hazard lists one graph node per pass (a merge that lost or doubled
+    passes would show here), and growth is each row's µs/op against the smallest pass count's."""
+    from benchmarks import hazard_loops
+
+    rows = hazard_loops.main(["60", "20"])
+    printed = capsys.readouterr().out
+    expected = [(cell, n) for cell in hazard_loops.CELLS for n in (20, 60)]
+    assert [(row["cell"], row["passes"]) for row in rows] == expected
+    for row in rows:
+        assert row["marked"] == row["passes"] * (2 if row["cell"] == "value-extraction" else 1)  # float(h[0]): 2
+        assert row["ops"] >= 2 * row["passes"] and row["trace_ms"] > 0 and row["print_ms"] > 0
+    for first, second in zip(rows[::2], rows[1::2], strict=True):
+        assert first["growth"] == 1.0 and second["growth"] == pytest.approx(second["us_per_op"] / first["us_per_op"])
+    assert "value-extraction" in printed and "growth" in printed
