@@ -125,7 +125,19 @@ class LeappScript(_Checked):
         yield LeappCell.from_parent(self, name="script", number=None)
 
 
-class LeappCell(pytest.Item):
+class _LeappItem(pytest.Item):
+    """An item whose failure text is the CLI's report (``LeappCellFailed``), named by the cells it checks."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LeappCellFailed):
+            return f"{self.path.name}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+class LeappCell(_LeappItem):
     """One traced cell (or script): passes when the CLI finds it clean."""
 
     def __init__(self, *, number: int | None, **kwargs: Any):
@@ -143,16 +155,8 @@ class LeappCell(pytest.Item):
         if cell.failed:
             raise LeappCellFailed(_cell_report(cell))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, LeappCellFailed):
-            return f"{self.path.name}: {excinfo.value}"
-        return super().repr_failure(excinfo)
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
-
-
-class LeappOtherCells(pytest.Item):
+class LeappOtherCells(_LeappItem):
     """A notebook's cells that are not traced: passes when none of them raised (the CLI stops at the first that
     does, and fails the run)."""
 
@@ -162,14 +166,6 @@ class LeappOtherCells(pytest.Item):
         failed = next((c for c in report.cells if c.error is not None and c.cell not in traced), None)
         if failed is not None:
             raise LeappCellFailed(_cell_report(failed))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, LeappCellFailed):
-            return f"{self.path.name}: {excinfo.value}"
-        return super().repr_failure(excinfo)
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
 
 
 def _cell_report(cell: Any) -> str:
