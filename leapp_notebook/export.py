@@ -305,7 +305,7 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
     models = [(node, backend, path, _load(backend, path, node)) for node, backend, path in written]
     for attempt in range(RELOAD_CHECKS):
         inputs = draw_inputs(trace, rng, ranges)
-        eager = None if forced else trace.run_eager(inputs)
+        eager = None if forced else trace.run_eager(inputs, quiet=True)
         for node, backend, path, run in models:
             arrays = [inputs[node.name][spec.name] for spec in node.inputs]
             got = run(*arrays)

@@ -96,7 +96,8 @@ class LeappMagics(Magics):
             return
         namespace = self.shell.user_ns
         try:
-            run = run_cell(options, cell, namespace, line=line)
+            # in a kernel, the probe and the export show a bar in the cell while they run
+            run = run_cell(options, cell, namespace, line=line, progress=_widget_front_end(self.shell) or None)
         except (TraceError, CellError) as exc:
             _shown_briefly(exc)
             raise
@@ -157,10 +158,11 @@ def _refuse_unknown_flags(line: str) -> None:
 
 
 def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, line: str = "",
-             probe: int | None = None) -> CellRun:
+             probe: int | None = None, progress: Any = None) -> CellRun:
     """Trace ``cell`` in ``namespace``, then probe (``probe`` or ``options.probe`` inputs) and export
     as the options ask. Raises ``TraceError`` / ``CellError`` from the trace and the probe; an export that
-    is refused or fails is returned as ``export_error``, not raised, so the trace can still be shown."""
+    is refused or fails is returned as ``export_error``, not raised, so the trace can still be shown.
+    ``progress``: handed to the probe and the export (the magic passes True in a kernel: a bar in the cell)."""
     source = f"# %%{MAGIC} {line}".rstrip() + "\n" + cell
     trace = trace_cell(source, namespace, inputs=options.inputs and list(options.inputs),
                        outputs=options.outputs and list(options.outputs), node=options.node,
@@ -168,10 +170,11 @@ def run_cell(options: TraceOptions, cell: str, namespace: dict[str, Any], *, lin
     run = CellRun(trace)
     count = probe or options.probe
     if count:
-        run.probe = trace.probe(n=count, seed=options.seed)
+        run.probe = trace.probe(n=count, seed=options.seed, progress=progress)
     if options.export is not None:
         try:
-            run.exported = trace.export(options.export, formats=options.formats, force=options.force)
+            run.exported = trace.export(options.export, formats=options.formats, force=options.force,
+                                        progress=progress)
         except (ExportBlocked, TraceError) as exc:
             run.export_error = exc
     return run

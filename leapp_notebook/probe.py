@@ -17,6 +17,7 @@ standing error hazard explains become ``semantic-mismatch`` hazards on the node.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -748,13 +749,20 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
 # ------------------------------------------------------------------------------------------
 
 def _progress_callback(progress: Any, what: str = "probing") -> tuple[Callable[[int, int], None] | None, Any]:
-    """``progress``: None, a callable ``(done, total)``, or True for a rich progress bar on stderr (``what``: its
-    label)."""
+    """``progress``: None, a callable ``(done, total)``, or True for a progress bar (``what``: its label): in a
+    Jupyter kernel a widget in the cell's output, removed when done (``widget.ProgressBar``), elsewhere a rich bar
+    on stderr. Returns the callback and the bar to ``stop()``."""
     if progress is None or progress is False:
         return None, None
     if callable(progress):
         return progress, None
     if progress is True:
+        shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+        if getattr(shell, "kernel", None) is not None:  # a kernel: a front end draws widgets, rich draws nothing
+            from .widget import ProgressBar
+
+            widget_bar = ProgressBar(what)
+            return widget_bar.update, widget_bar
         from rich.console import Console
         from rich.progress import Progress
 
@@ -823,8 +831,7 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
                     varied_node, varied, _ = samplers[index]
                     inputs.draw(index, rng)
                 try:
-                    eager = trace.run_eager(inputs.arrays) if given is None else \
-                        trace.run_eager(inputs.arrays, given=given)
+                    eager = trace.run_eager(inputs.arrays, given, quiet=True)
                 except CellError as exc:
                     raise CellError(f"probe {j} (seed {seed}): the cell raised on fresh inputs: {exc}. "
                                     "Narrow the inputs with ranges={name: (low, high)}", exc.line,
@@ -1118,7 +1125,7 @@ def _name_baked(trace: Any, nodes: list[Node], keys: dict[str, list[str]], check
     exposing = min((checks[key].first_mismatch for key in failing), key=lambda m: m.probe)
     try:
         with np.errstate(all="ignore"):
-            retraced = trace.retrace(exposing.inputs)
+            retraced = trace.retrace(exposing.inputs, quiet=True)
     except Exception:  # noqa: BLE001 - fall back to the tracer's own provenance marks
         retraced = None
     named: dict[str, list[BakedConstant]] = {}

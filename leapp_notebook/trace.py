@@ -399,6 +399,19 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
 _CODE: dict[str, tuple[Any, str]] = {}  # source -> (code, filename): a re-run cell or a retrace compiles nothing
 
 
+_SINK: list[Any] = []  # os.devnull opened for writing, once: where a quiet re-run's output goes
+
+
+def _silence() -> tuple[Any, Any]:
+    """Send stdout and stderr to os.devnull; returns the streams to put back (a swap, not a context manager:
+    the probe re-runs a cell many times)."""
+    if not _SINK:
+        _SINK.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept open for the process
+    shown = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = _SINK[0]
+    return shown
+
+
 def _compiled(source: str) -> tuple[Any, str]:
     """The cell's code object and its file name (one per distinct source; the frame walker and the namespace
     cleanup recognise the cell's own code by it)."""
@@ -489,12 +502,15 @@ class Trace:
         return not any(h.severity == "error" for h in self.hazards)
 
     def run_eager(self, inputs: Mapping[str, Mapping[str, np.ndarray]],
-                  given: dict[str, dict[str, tuple[int, ...]]] | None = None) -> dict[str, dict[str, Any]]:
+                  given: dict[str, dict[str, tuple[int, ...]]] | None = None, *,
+                  quiet: bool = False) -> dict[str, dict[str, Any]]:
         """Re-run the cell untraced with ``inputs[node][name]`` in place of the traced inputs.
 
         Returns ``{node: {output: value}}``. The cell runs in a shallow copy of its original namespace.
         ``given``, when passed, receives ``{node: {input: shape}}``: the shapes of the arrays and tensors the cell
-        itself gave each node's ``input_tensors`` in this run, before ``inputs`` replaced them.
+        itself gave each node's ``input_tensors`` in this run, before ``inputs`` replaced them. ``quiet``: what the
+        cell prints to stdout and stderr is dropped (the probe and the export's check run it many times; its output
+        was shown once, when it was traced).
         """
         global _REPLAY
         namespace = dict(self._namespace)
@@ -512,6 +528,7 @@ class Trace:
             self._replay_code = (name, compile(self.source, name, "exec"))
         filename, code = self._replay_code
         linecache.cache[filename] = (len(self.source), None, cell_lines(self.source, keepends=True), filename)
+        shown = _silence() if quiet else None
         try:
             exec(code, namespace)
         except Exception as exc:
@@ -520,6 +537,8 @@ class Trace:
                             line) from exc
         finally:
             _REPLAY = previous
+            if shown is not None:
+                sys.stdout, sys.stderr = shown
         if given is not None:
             given.update(replay.given)
         if self._explicit is not None:
@@ -527,26 +546,31 @@ class Trace:
             return {node: {name: namespace.get(name) for name in output_names}}
         return replay.outputs
 
-    def retrace(self, inputs: Mapping[str, Mapping[str, np.ndarray]]) -> "Trace":
+    def retrace(self, inputs: Mapping[str, Mapping[str, np.ndarray]], *, quiet: bool = False) -> "Trace":
         """Trace the cell again, same profile, with ``inputs[node][name]`` in place of the traced inputs.
 
         Constants that differ between two traces of the same cell depend on the inputs: the probe
-        uses this to name the baked constants behind a failing output.
+        uses this to name the baked constants behind a failing output. ``quiet``: as for ``run_eager``.
         """
         global _REPLAY
         namespace = dict(self._namespace)
-        if self._explicit is not None:
-            input_names, output_names, node = self._explicit
-            overrides = dict(inputs.get(node, {}))
-            values = {name: overrides.get(name, namespace[name]) for name in input_names}
-            return trace_cell(self.source, namespace, inputs=values, outputs=output_names, node=node,
-                              profile=self.profile)
-        previous = _REPLAY
-        _REPLAY = _Replay(inputs)
+        shown = _silence() if quiet else None
         try:
-            return trace_cell(self.source, namespace, profile=self.profile)
+            if self._explicit is not None:
+                input_names, output_names, node = self._explicit
+                overrides = dict(inputs.get(node, {}))
+                values = {name: overrides.get(name, namespace[name]) for name in input_names}
+                return trace_cell(self.source, namespace, inputs=values, outputs=output_names, node=node,
+                                  profile=self.profile)
+            previous = _REPLAY
+            _REPLAY = _Replay(inputs)
+            try:
+                return trace_cell(self.source, namespace, profile=self.profile)
+            finally:
+                _REPLAY = previous
         finally:
-            _REPLAY = previous
+            if shown is not None:
+                sys.stdout, sys.stderr = shown
 
     def probe(self, n: int = 16, seed: int | None = None, ranges: Any = None, progress: Any = None) -> Any:
         from .probe import probe

@@ -15,6 +15,7 @@ for the JupyterLab extension, which draws the same disabled controls when the wi
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,50 @@ class TraceWidget(widgets.VBox):
             "message": RERUN,
         }
         return data
+
+
+class ProgressBar:
+    """``progress=True`` in a Jupyter kernel: a bar in the cell's output while a probe or an export runs
+    (``label 3/16``). It appears only once the work has run for ``AFTER`` seconds (a quick probe shows nothing and
+    leaves nothing), and is replaced by nothing when it stops, so the saved notebook keeps no bar."""
+
+    AFTER = 0.5  # seconds of work before the bar appears
+    EVERY = 0.1  # seconds between redraws
+
+    def __init__(self, label: str):
+        self.label = label
+        self.started = time.monotonic()
+        self.shown = float("-inf")  # when it was last redrawn
+        self.bar: Any = None
+        self.handle: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        """Redrawn at most every ``EVERY`` seconds, and at the last step: each redraw is a message to the front end
+        (about a millisecond; a small cell's probe takes less)."""
+        now = time.monotonic()
+        if self.bar is None:
+            if done >= total or now - self.started < self.AFTER:
+                return
+            from IPython.display import display
+
+            self.bar = widgets.IntProgress(value=0, min=0, max=1, description=self.label,
+                                           style={"description_width": "initial"},
+                                           layout=widgets.Layout(width="24em"))
+            self.handle = display(self.bar, display_id=True)
+        elif done < total and now - self.shown < self.EVERY:
+            return
+        self.shown = now
+        with self.bar.hold_sync():
+            self.bar.max = max(total, 1)
+            self.bar.value = done
+            self.bar.description = f"{self.label} {done}/{total}"
+
+    def stop(self) -> None:
+        if self.bar is None:
+            return
+        self.bar.close()
+        if self.handle is not None:
+            self.handle.update({"text/plain": ""}, raw=True)
 
 
 def fallback_html(probes: int, seed: str, directory: str) -> str:

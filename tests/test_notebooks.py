@@ -227,3 +227,33 @@ def test_saved_widget_output_falls_back_to_disabled_controls_saying_to_re_run(re
     assert "re-run the cell to probe or export" in widget["text/plain"]
     assert "<fieldset disabled" in widget["text/html"] and "re-run the cell to probe or export" in widget["text/html"]
     assert widget["application/vnd.leapp.controls+json"]["probe"] == {"n": 3, "seed": 2}
+
+
+def test_a_slow_probe_and_export_show_a_bar_while_they_run_and_leave_none_in_the_saved_notebook(tmp_path):
+    """In a kernel, ``%%leapp_trace --probe --export`` draws a progress bar for work that takes over half a second,
+    then replaces it with nothing; a quick probe draws none. The cell's own print shows once, not once per probe."""
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "%load_ext leapp_notebook\nimport time\nimport numpy as np\nraw = np.linspace(0, 1, 4).astype(np.float32)",
+        "%%leapp_trace --probe 8\nx = annotate.input_tensors('node', {'x': raw})\nprint('quick cell')\n"
+        "annotate.output_tensors('node', {'y': x * 2.0 + 1.0})",
+        "%%leapp_trace --probe 8 --export out\nx = annotate.input_tensors('node', {'x': raw})\ntime.sleep(0.15)\n"
+        "annotate.output_tensors('node', {'y': x * 2.0 + 1.0})",
+    )])
+    path = tmp_path / "progress.ipynb"
+    nbformat.write(book, path)
+    nbclient.NotebookClient(book, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbformat.write(book, path)
+    saved = nbformat.read(path, as_version=4)
+    quick, slow = saved.cells[1], saved.cells[2]
+
+    def shown(cell):
+        return [out for out in cell.outputs if out["output_type"] == "display_data"]
+
+    assert stdout(quick).count("quick cell") == 1
+    assert [list(out["data"]) for out in shown(quick)][0][0] == MIME_TYPE  # no bar before the trace's output
+    bars = [out for out in shown(slow) if MIME_TYPE not in out["data"] and WIDGET_MIME not in out["data"]]
+    assert [out["data"] for out in bars] == [{"text/plain": ""}, {"text/plain": ""}]  # the probe's, the export's
+    assert all(WIDGET_MIME not in out["data"] or "application/vnd.leapp.controls+json" in out["data"]
+               for out in shown(slow))  # the only widget left is the Probe and Export controls
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["graph.yaml", "node.pt"]

@@ -208,3 +208,68 @@ def test_fallback_controls_are_disabled_and_escape_the_directory(seed_namespace)
     assert "<fieldset disabled" in bundle["text/html"] and "re-run the cell" in bundle["text/plain"]
     assert bundle[CONTROLS_MIME_TYPE]["export"] == {"directory": PAYLOAD}
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id
+
+
+def test_progress_true_in_a_kernel_draws_a_bar_only_for_slow_work_and_replaces_it_when_done(monkeypatch):
+    """``progress=True`` where a kernel runs: no bar for the first ``AFTER`` seconds (a quick probe leaves nothing),
+    then one redraw per ``EVERY`` seconds and the last step, and nothing left in the output when it stops."""
+    import IPython
+    import IPython.display
+
+    from leapp_notebook import widget as widget_module
+    from leapp_notebook.probe import _progress_callback
+
+    clock = [100.0]
+    shown = []
+
+    class Handle:
+        def update(self, data, raw=False):
+            shown.append(("update", data, raw))
+
+    def display(obj, display_id=False):
+        shown.append(("display", obj, display_id))
+        return Handle()
+
+    monkeypatch.setattr(widget_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: type("Kernel", (), {"kernel": object()})())
+
+    callback, bar = _progress_callback(True, "probing")
+    assert isinstance(bar, widget_module.ProgressBar)
+    callback(1, 10)
+    clock[0] += 0.4
+    callback(2, 10)
+    assert shown == []  # under half a second: nothing drawn
+    clock[0] += 0.2
+    callback(3, 10)
+    ((what, drawn, display_id),) = shown
+    assert what == "display" and display_id is True and (drawn.value, drawn.max, drawn.description) == (
+        3, 10, "probing 3/10")
+    clock[0] += 0.05
+    callback(4, 10)
+    assert drawn.value == 3  # redrawn at most every 0.1 s ...
+    callback(10, 10)
+    assert drawn.value == 10  # ... and at the last step
+    bar.stop()
+    assert shown[-1] == ("update", {"text/plain": ""}, True)
+    quick_callback, quick = _progress_callback(True, "exporting")
+    quick_callback(3, 3)
+    quick.stop()
+    assert len(shown) == 2  # done before half a second: never drawn, nothing to replace
+
+
+def test_probe_and_export_do_not_repeat_the_cells_prints(tmp_path, capsys):
+    """The probe and the export's check run the cell again and again: its prints showed once, when it was traced;
+    a progress callback of the user's still prints."""
+    cell = 'x = annotate.input_tensors("node", {"x": raw})\nprint("from the cell")\n' \
+           'annotate.output_tensors("node", {"y": x * 2.0 + 1.0})\n'
+    trace = ln.trace_cell(cell, {"np": np, "raw": np.ones(4, np.float32)})
+    assert capsys.readouterr().out == "from the cell\n"
+    trace.probe(n=6, seed=0, progress=lambda done, total: print(f"probe {done}/{total}"))
+    assert capsys.readouterr().out == "".join(f"probe {n}/6\n" for n in range(1, 7))
+    trace.export(tmp_path)
+    assert capsys.readouterr().out == ""
+    baked = ln.trace_cell(cell.replace("x * 2.0", "x * float(x[0])"), {"np": np, "raw": np.ones(4, np.float32)})
+    capsys.readouterr()
+    assert not baked.probe(n=6, seed=0).passed  # a failing probe re-traces the cell to name what is baked
+    assert "from the cell" not in capsys.readouterr().out
