@@ -164,10 +164,10 @@ class _Split:
         self.drawing = (sampler, "fill" if hasattr(sampler, "fill") else "draw")
 
     def _timed(self, fn, slot):  # noqa: ANN001, ANN202
-        def timed(*args):  # noqa: ANN002, ANN202
+        def timed(*args, **options):  # noqa: ANN002, ANN003, ANN202
             start = time.perf_counter()
             try:
-                return fn(*args)
+                return fn(*args, **options)
             finally:
                 setattr(self, slot, getattr(self, slot) + time.perf_counter() - start)
         return timed

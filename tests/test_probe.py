@@ -309,9 +309,9 @@ def test_user_ranges_bound_every_probe_input():
     tr = trace("y = np.sqrt(x)", x=POSITIVE)
     real = tr.run_eager
 
-    def spy(inputs):
+    def spy(inputs, *rest, **options):
         seen.append(inputs["node"]["x"].copy())
-        return real(inputs)
+        return real(inputs, *rest, **options)
 
     tr.run_eager = spy
     report = tr.probe(n=8, seed=0, ranges={"x": (4.0, 9.0)})

@@ -260,10 +260,10 @@ def test_each_input_is_redrawn_in_its_own_buffer_and_mismatches_keep_a_copy():
                        {"np": np, "a": X.copy(), "b": np.abs(X)}, inputs=["a", "b"], outputs=["y"])
     real = tr.run_eager
 
-    def spy(inputs):
+    def spy(inputs, *rest, **options):
         values = inputs["node"]
         seen.append({name: (value.__array_interface__["data"][0], value.copy()) for name, value in values.items()})
-        return real(inputs)
+        return real(inputs, *rest, **options)
 
     tr.run_eager = spy
     report = tr.probe(n=7, seed=0)
@@ -285,11 +285,11 @@ def test_a_torch_input_is_redrawn_in_place_as_a_tensor():
     tr = ln.trace_cell("y = t * 2", {"t": torch.tensor([0.5, 1.5, 2.5])}, inputs=["t"], outputs=["y"])
     real = tr.run_eager
 
-    def spy(inputs):
+    def spy(inputs, *rest, **options):
         value = inputs["node"]["t"]
         assert isinstance(value, torch.Tensor)
         pointers.append((value.data_ptr(), value.clone()))
-        return real(inputs)
+        return real(inputs, *rest, **options)
 
     tr.run_eager = spy
     assert tr.probe(n=4, seed=0).passed
