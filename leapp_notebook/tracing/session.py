@@ -850,7 +850,8 @@ class Session:
         lookup = "LEAPP 0.7.2's lookup" if self.profile == "leapp" else "the lookup"
         why = f"{name} is not in {lookup}{reason}"
         if self.profile == "leapp" and not reason:
-            why += f" (LEAPP logs: \"No torch equivalent for numpy function {name.split('.')[-1]}. " \
+            # the function's own name, as LEAPP takes it from the function: ``np.asarray([...])`` logs ``asarray``
+            why += f" (LEAPP logs: \"No torch equivalent for numpy function {name.split('(')[0].split('.')[-1]}. " \
                    "Operation will not be traced.\")"
         where = f" (called from {location})" if location else ""
         if isinstance(result, (tuple, list)) and all(isinstance(r, (ndarray, np.generic)) for r in result):
