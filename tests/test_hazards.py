@@ -503,8 +503,8 @@ def test_merging_into_a_hazard_keeps_names_listed_or_replaced_outside_it():
 def test_the_leapp_log_names_the_function_even_when_the_call_text_has_dots():
     """A list given as an output is read through ``np.asarray([...])``: LEAPP's log names ``asarray``, not the
     text after the call's last dot (it read ``function ])``)."""
-    t = ln.trace_cell('x = annotate.input_tensors("node", {"x": raw})\nannotate.output_tensors("node", {"y": [x, x]})\n',
-                      {"np": np, "raw": np.ones(4, np.float32)})
+    cell = 'x = annotate.input_tensors("node", {"x": raw})\nannotate.output_tensors("node", {"y": [x, x]})\n'
+    t = ln.trace_cell(cell, {"np": np, "raw": np.ones(4, np.float32)})
     (hazard,) = [h for h in t.hazards if h.kind == "untraced-call"]
     assert "np.asarray([...])" in hazard.message
     assert 'No torch equivalent for numpy function asarray. Operation will not be traced.' in hazard.message
