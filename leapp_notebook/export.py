@@ -103,11 +103,6 @@ def _probe_needed(trace: Any) -> bool:
     return report is None or report.graph_key != graph_key(trace)
 
 
-def _current_probe(trace: Any) -> Any:
-    """The last probe if it was made for these graphs; otherwise a fresh one (seed 0)."""
-    return trace.probe(seed=0) if _probe_needed(trace) else trace.last_probe
-
-
 def _blocking_reasons(trace: Any, report: Any) -> list[str]:
     reasons = [f"  node '{h.node}' line {h.line if h.line is not None else '?'} [{h.kind}]: {h.message}"
                for h in trace.hazards if h.severity == "error"]
@@ -765,7 +760,7 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
         done += 1
         progress(done, steps)
 
-    report = _current_probe(trace)
+    report = trace.probe(seed=0) if probing else trace.last_probe  # a fresh one (seed 0) unless one is current
     if probing:
         step()
     reasons = _blocking_reasons(trace, report)

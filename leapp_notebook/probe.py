@@ -758,11 +758,14 @@ def _progress_callback(progress: Any, what: str = "probing") -> tuple[Callable[[
         return progress, None
     if progress is True:
         shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
-        if getattr(shell, "kernel", None) is not None:  # a kernel: a front end draws widgets, rich draws nothing
-            from .widget import ProgressBar
+        if shell is not None:
+            from .magic import _widget_front_end
 
-            widget_bar = ProgressBar(what)
-            return widget_bar.update, widget_bar
+            if _widget_front_end(shell):  # a kernel: a front end draws widgets, rich draws nothing
+                from .widget import ProgressBar
+
+                widget_bar = ProgressBar(what)
+                return widget_bar.update, widget_bar
         from rich.console import Console
         from rich.progress import Progress
 

@@ -113,9 +113,10 @@ class LeappNotebook(_Checked):
     when one of them raised: a notebook that exports and then loads its export back fails in such a cell."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        for number in _traced_cells(self.path):
+        traced = _traced_cells(self.path)
+        for number in traced:
             yield LeappCell.from_parent(self, name=f"cell {number}", number=number)
-        yield LeappOtherCells.from_parent(self, name=OTHER_CELLS)
+        yield LeappOtherCells.from_parent(self, name=OTHER_CELLS, traced=frozenset(traced))
 
 
 class LeappScript(_Checked):
@@ -160,10 +161,13 @@ class LeappOtherCells(_LeappItem):
     """A notebook's cells that are not traced: passes when none of them raised (the CLI stops at the first that
     does, and fails the run)."""
 
+    def __init__(self, *, traced: frozenset[int], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.traced = traced  # the notebook's traced cells, which have items of their own
+
     def runtest(self) -> None:
         report = self.parent.checked()
-        traced = set(_traced_cells(self.path))
-        failed = next((c for c in report.cells if c.error is not None and c.cell not in traced), None)
+        failed = next((c for c in report.cells if c.error is not None and c.cell not in self.traced), None)
         if failed is not None:
             raise LeappCellFailed(_cell_report(failed))
 

@@ -402,14 +402,25 @@ _CODE: dict[str, tuple[Any, str]] = {}  # source -> (code, filename): a re-run c
 _SINK: list[Any] = []  # os.devnull opened for writing, once: where a quiet re-run's output goes
 
 
-def _silence() -> tuple[Any, Any]:
-    """Send stdout and stderr to os.devnull; returns the streams to put back (a swap, not a context manager:
-    the probe re-runs a cell many times)."""
-    if not _SINK:
-        _SINK.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept open for the process
-    shown = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = _SINK[0]
-    return shown
+class _Quiet:
+    """While entered, and when ``on``: stdout and stderr go to os.devnull (a class, not a generator: the probe
+    enters it on every re-run of the cell)."""
+
+    __slots__ = ("on", "shown")
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self) -> None:
+        if self.on:
+            if not _SINK:
+                _SINK.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept open for the process
+            self.shown = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = _SINK[0]
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.on:
+            sys.stdout, sys.stderr = self.shown
 
 
 def _compiled(source: str) -> tuple[Any, str]:
@@ -528,17 +539,15 @@ class Trace:
             self._replay_code = (name, compile(self.source, name, "exec"))
         filename, code = self._replay_code
         linecache.cache[filename] = (len(self.source), None, cell_lines(self.source, keepends=True), filename)
-        shown = _silence() if quiet else None
         try:
-            exec(code, namespace)
+            with _Quiet(quiet):
+                exec(code, namespace)
         except Exception as exc:
             line = _cell_line(exc, filename)
             raise CellError(f"line {line}: {type(exc).__name__}: {exc} (while re-running the cell eagerly)",
                             line) from exc
         finally:
             _REPLAY = previous
-            if shown is not None:
-                sys.stdout, sys.stderr = shown
         if given is not None:
             given.update(replay.given)
         if self._explicit is not None:
@@ -554,23 +563,20 @@ class Trace:
         """
         global _REPLAY
         namespace = dict(self._namespace)
-        shown = _silence() if quiet else None
-        try:
-            if self._explicit is not None:
-                input_names, output_names, node = self._explicit
-                overrides = dict(inputs.get(node, {}))
-                values = {name: overrides.get(name, namespace[name]) for name in input_names}
+        if self._explicit is not None:
+            input_names, output_names, node = self._explicit
+            overrides = dict(inputs.get(node, {}))
+            values = {name: overrides.get(name, namespace[name]) for name in input_names}
+            with _Quiet(quiet):
                 return trace_cell(self.source, namespace, inputs=values, outputs=output_names, node=node,
                                   profile=self.profile)
-            previous = _REPLAY
-            _REPLAY = _Replay(inputs)
-            try:
+        previous = _REPLAY
+        _REPLAY = _Replay(inputs)
+        try:
+            with _Quiet(quiet):
                 return trace_cell(self.source, namespace, profile=self.profile)
-            finally:
-                _REPLAY = previous
         finally:
-            if shown is not None:
-                sys.stdout, sys.stderr = shown
+            _REPLAY = previous
 
     def probe(self, n: int = 16, seed: int | None = None, ranges: Any = None, progress: Any = None) -> Any:
         from .probe import probe

@@ -194,9 +194,7 @@ class TraceWidget(widgets.VBox):
         self.results += 1
 
     def _on_progress(self, done: int, total: int) -> None:
-        self.probe_progress.max = max(total, 1)
-        self.probe_progress.value = done
-        self.probe_progress.description = f"{done}/{total}"
+        _advance(self.probe_progress, done, total)
 
     # -------------------------------------------------------------- export
     def _on_export(self, _button: Any = None) -> None:
@@ -229,9 +227,7 @@ class TraceWidget(widgets.VBox):
         self.results += 1
 
     def _on_export_progress(self, done: int, total: int) -> None:
-        self.export_progress.max = max(total, 1)
-        self.export_progress.value = done
-        self.export_progress.description = f"{done}/{total}"
+        _advance(self.export_progress, done, total)
 
     # -------------------------------------------------------------- saved without a kernel
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -283,10 +279,7 @@ class ProgressBar:
         elif done < total and now - self.shown < self.EVERY:
             return
         self.shown = now
-        with self.bar.hold_sync():
-            self.bar.max = max(total, 1)
-            self.bar.value = done
-            self.bar.description = f"{self.label} {done}/{total}"
+        _advance(self.bar, done, total, f"{self.label} ")
 
     def stop(self) -> None:
         if self.bar is None:
@@ -294,6 +287,14 @@ class ProgressBar:
         self.bar.close()
         if self.handle is not None:
             self.handle.update({"text/plain": ""}, raw=True)
+
+
+def _advance(bar: widgets.IntProgress, done: int, total: int, label: str = "") -> None:
+    """Draw ``done`` of ``total`` on ``bar``, said as ``{label}{done}/{total}``: one message to the front end."""
+    with bar.hold_sync():
+        bar.max = max(total, 1)
+        bar.value = done
+        bar.description = f"{label}{done}/{total}"
 
 
 def fallback_html(probes: int, seed: str, directory: str) -> str:

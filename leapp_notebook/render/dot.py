@@ -25,7 +25,7 @@ from .labels import (
     shape_text,
 )
 from .look import LOOKS, PROBE_FAILED, PROBE_PASSED, SELECTED, SEVERITY_ICON
-from .model import MarkBudget, call_summary, drawn_model, fold, graph_model, is_marked, severity_of
+from .model import MarkBudget, call_summary, drawn_model, fold, folded_counts, graph_model, is_marked, severity_of
 
 COLLAPSE_ABOVE = 120
 FONT = "Helvetica,Arial,sans-serif"
@@ -127,9 +127,8 @@ class _Writer:
         for vertex in cluster["shown"]:
             grouped.add(vertex["id"])
             if vertex["role"] == "collapsed":  # a compacted model's fold: drawn as this renderer's own
-                out.append(indent + self._summary_box(vertex["id"], vertex["hidden"] - vertex["constants"],
-                                                      vertex["constants"], vertex.get("marked", 0), vertex["numpy"],
-                                                      cluster["label"], cluster["framed"]))
+                out.append(indent + self._summary_box(vertex["id"], *folded_counts(vertex), cluster["label"],
+                                                      cluster["framed"]))
             else:
                 out.append(indent + self._vertex(vertex))
         if cluster["hidden"]:

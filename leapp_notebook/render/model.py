@@ -920,6 +920,12 @@ def _collapsed_vertex(summary_id: str, first: dict[str, Any], item: str, ops: in
     }
 
 
+def folded_counts(vertex: dict[str, Any]) -> tuple[int, int, int, str]:
+    """What a collapsed vertex stands for, as ``call_summary`` and ``is_marked`` say it of the vertices it hides:
+    (ops, constants, marked, the most frequent calls)."""
+    return vertex["hidden"] - vertex["constants"], vertex["constants"], vertex.get("marked", 0), vertex["numpy"]
+
+
 def _compact_node(node: dict[str, Any]) -> dict[str, Any]:
     vertices = [v for v in node["vertices"] if v.get("group") is None]
     rep: dict[str, str] = {}

@@ -18,7 +18,7 @@ from rich.tree import Tree
 
 from .labels import call_text, cast_note, module_label, preview_text, printable, probe_text, shape_text
 from .look import LOOKS, SEVERITY_ICON, VERDICT_ICON
-from .model import MarkBudget, call_summary, drawn_model, fold, graph_model, is_marked
+from .model import MarkBudget, call_summary, drawn_model, fold, folded_counts, graph_model, is_marked
 
 MAX_OPS_LISTED = 60
 STYLE = {"error": "bold red", "warning": "bold dark_orange"}
@@ -125,8 +125,7 @@ def _folded_text(ops: int, constants: int, marked: int, top: str) -> Text:
 
 def _vertex_text(vertex: dict[str, Any], hazards: list[dict[str, Any]]) -> Text:
     if vertex["role"] == "collapsed":
-        return _folded_text(vertex["hidden"] - vertex["constants"], vertex["constants"], vertex.get("marked", 0),
-                            vertex["numpy"])
+        return _folded_text(*folded_counts(vertex))
     look = LOOKS[vertex["category"]]
     typed = f"{shape_text(vertex['shape'])} {vertex['dtype'] or ''}".strip()
     if vertex["role"] == "constant":
