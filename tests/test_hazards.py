@@ -277,6 +277,22 @@ def test_an_untraced_result_as_output_is_both_untraced_call_and_untraced_output(
     assert "traced operations (ndarray)" in only(t, "untraced-output").message
 
 
+def test_an_output_read_after_the_cell_is_reported_at_its_line_without_the_callers_location():
+    """inputs=/outputs= (and ``%%leapp_trace --outputs``) read the outputs after the cell ran: the code that called
+    trace_cell (a script, IPython's run_cell_magic) is not a library the cell called, and an output made of no
+    recorded op is reported at the line that assigned it."""
+    x = np.array([0.3, -0.8, 1.2, 2.5], np.float32)
+    t = ln.trace_cell("y = np.interp(x, [0.0, 5.0], [0.0, 1.0])\n", {"np": np, "x": x}, inputs=["x"],
+                      outputs=["y"])
+    hazard = only(t, "untraced-output")
+    assert (hazard.line, hazard.location) == (1, None)
+    t = ln.trace_cell("n = int(np.sum(x > 0))\nz = 1.0\nfor _ in range(2):\n    y = np.zeros(n, np.float32) + z\n"
+                      "w = y\n", {"np": np, "x": x}, inputs=["x"], outputs=["y"])
+    hazard = only(t, "untraced-output")
+    assert (hazard.line, hazard.location, hazard.code.strip()) == (4, None, "y = np.zeros(n, np.float32) + z")
+    assert "(in " not in str(t)
+
+
 # ----------------------------------------------------------------------------- leapp-only losses
 
 def test_writing_traced_data_into_np_zeros_is_recorded_in_full_and_baked_in_leapp():

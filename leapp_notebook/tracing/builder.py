@@ -5,6 +5,7 @@ what happens when it closes: reachability of untraced results, the dtype pass, t
 from __future__ import annotations
 
 import builtins
+import dis
 import keyword
 import operator
 import re
@@ -171,6 +172,16 @@ class RecordingGraph(fx.Graph):
         self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
         self._len += 1
         return node
+
+
+def _assigned_line(code: Any, name: str) -> int | None:
+    """The cell line of the last assignment to ``name`` at the cell's top level (an output read after the cell ran,
+    made of no recorded op: the line that gave it its value), None when the top level assigns no such name."""
+    line = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "STORE_NAME" and instruction.argval == name and instruction.positions.lineno:
+            line = instruction.positions.lineno if line is None else max(line, instruction.positions.lineno)
+    return line
 
 
 # The facts records of each template op by cell site, across traces (RecordingGraph.flush): a template op's memo is
@@ -527,6 +538,8 @@ class NodeBuilder:
     def close(self, values: dict[str, Any], export_with: str) -> None:
         sess = self.session
         line, location, helper = sess.where()
+        if line is None:  # read after the cell ran (inputs=/outputs=): whoever called trace_cell is not the cell's
+            location = helper = None
         if export_with not in EXPORT_WITH:
             raise TraceError(f"export_with={export_with!r} for node '{self.name}': use one of "
                              + ", ".join(EXPORT_WITH))
@@ -541,7 +554,7 @@ class NodeBuilder:
                 # cell's last statement, or comes after the cell ran): a large output is not held twice.
                 kind, eager = _output_value(self.name, out_name, value, copy=not sess.runs_last(line, helper))
             node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
-            out_line = line if line is not None else facts(node).line
+            out_line = line if line is not None else facts(node).line or _assigned_line(sess.code, out_name)
             alias = leapp_defects.aliased_input(node) if traced_here and kind == "numpy" else None
             if alias is not None:
                 # LEAPP 0.7.2's output_tensors refuses an output that is a view of exactly a declared
