@@ -3,6 +3,7 @@ graph nodes marked, fix text; and the negative side (genuine constants, clean co
 
 import numpy as np
 import pytest
+import torch
 from conftest import SEED_INTERP_CELL, trace
 
 import leapp_notebook as ln
@@ -223,6 +224,9 @@ def test_numpy_scalar_promotion_follows_nep50():
     "scale = float(x.max())\ny = x / scale",
     "y = x * len(x.tolist())",
     "n = int(np.argmax(x))\ny = x[:n + 1]",
+    "y = x * round(x.sum())",  # a Python int, as round() of a NumPy scalar gives
+    "y = x * {2.0: 3.0}.get(x.sum(), 1.0)",  # a NumPy scalar as a dict key: hashed
+    "y = x * (2.0 if x.sum().is_integer() else 1.0)",  # a NumPy scalar's own method
 ])
 def test_value_extraction_is_an_error_in_both_profiles(source):
     for profile in ("leapp", "full"):
@@ -231,6 +235,20 @@ def test_value_extraction_is_an_error_in_both_profiles(source):
         assert hazard.severity == "error"
         assert hazard.line == 1
         assert hazard.graph_nodes and set(hazard.graph_nodes) <= graph_node_names(t)
+
+
+def test_round_with_digits_of_a_numpy_scalar_is_recorded_and_an_array_keeps_numpys_errors():
+    """round(s, n) of a NumPy scalar is np.round (a scalar), recorded like it; what NumPy refuses on an array
+    (round(), hash()) the traced array refuses alike."""
+    t = trace("s = x.sum()\ny = x * round(s, 2)", x=X1, profile="full")
+    assert [h.kind for h in t.hazards if h.severity == "error"] == []
+    assert any(n.target is torch.round for n in t.nodes["node"].graph.graph.nodes)
+    assert agrees_on_fresh_input(t, FRESH1)
+    for source, text in (("y = x * round(x, 2)", "doesn't define __round__"), ("y = {x: 1}", "unhashable type")):
+        with pytest.raises(ln.CellError, match=text):
+            trace(source, x=X1)
+        with pytest.raises(TypeError, match=text):
+            exec(source, {"x": X1.copy()})
 
 
 # ----------------------------------------------------------------------------- data-dependent-branch

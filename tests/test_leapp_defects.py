@@ -51,6 +51,11 @@ CASES = {
         ("y = np.logical_and(x > 0, True)", 1, "y = np.logical_and(x > 0, x > -1)", {"x": F34}),
         ("y = np.arctan2(1.5, x)", 1, "y = np.arctan2(np.full_like(x, 1.5), x)", {"x": F34}),
     ],
+    "builtin-round": [
+        ("s = x.sum()\ny = x * round(s, 2)", 2, "s = x.sum()\ny = x * np.round(s, decimals=2)", {"x": F34}),
+        ("y = x * round(x.max(axis=1).sum(), 1)", 1, "y = x * np.round(x.max(axis=1).sum(), decimals=1)",
+         {"x": F34}),
+    ],
     "torch-rejects-arguments": [
         ("y = np.tril(x, k=-1)", 1, "y = np.tril(x, -1)", {"x": F34}),
         ("y = np.round(x, 2)", 1, "y = np.round(x, decimals=2)", {"x": F34}),

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
 
-from . import indexing, ops, replay
+from . import indexing, leapp_calls, ops, replay
 from . import session as _session
 from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
 from .provenance import Provenance, array_dtype, array_shape, builder_of, fingerprint, has_traced, plain, root
@@ -724,6 +724,37 @@ class TracedArray(ndarray):
             return np.power(self, other)
         return _ARRAY_POW(self, other) if mod is None else _ARRAY_POW(self, other, mod)
 
+    def __round__(self, ndigits: Any = None) -> Any:
+        # NumPy's scalar: round(s, n) is np.round (a scalar, recorded here); round(s) a Python int, out of the graph
+        if not getattr(self, "_scalar", False):
+            raise TypeError("type numpy.ndarray doesn't define __round__ method")
+        if ndigits is None:
+            value = round(self.view(ndarray)[()])
+            _session.extracted(self, "value-extraction", f"round() = {value!r}")
+            return value
+        held = leapp_calls.PROTOCOL_SITE[0]
+        leapp_calls.PROTOCOL_SITE[0] = ("round()", ("decimals",))
+        try:
+            return np.round(self, decimals=ndigits)
+        finally:
+            leapp_calls.PROTOCOL_SITE[0] = held
+
+    def __hash__(self) -> int:
+        # a NumPy scalar is hashable (a dict key, a set member): its value leaves the graph; an array is not
+        if not getattr(self, "_scalar", False):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        value = self.view(ndarray)[()]
+        _session.extracted(self, "value-extraction", f"hashed (a dict key or set member: {value!r})")
+        return hash(value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only for names an ndarray lacks: a NumPy scalar's own methods and numbers (s.is_integer(), s.numerator)
+        if name in _SCALAR_ONLY and getattr(self, "_scalar", False):
+            value = getattr(self.view(ndarray)[()], name)
+            _session.extracted(self, "value-extraction", f".{name} of the value {self.view(ndarray)[()]!r}")
+            return value
+        raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
+
     def __contains__(self, value: Any) -> bool:
         found = value in self.view(ndarray)
         _session.extracted(self, "data-dependent-branch", f"`in` test ({found})")
@@ -743,6 +774,10 @@ class TracedArray(ndarray):
 
     def __deepcopy__(self, memo: Any) -> ndarray:
         return self.view(ndarray).copy()
+
+
+# what a NumPy scalar has and an array has not, read here as a value leaving the graph (TracedArray.__getattr__)
+_SCALAR_ONLY = frozenset(("as_integer_ratio", "is_integer", "hex", "bit_count", "numerator", "denominator"))
 
 
 def _in_place(method: str, operation: Any) -> Any:

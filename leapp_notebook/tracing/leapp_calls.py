@@ -34,7 +34,7 @@ class Call:
         self.outcome: Any = UNSET  # the torch check's answer, shared by the two causes that read it
 
     def _read_site(self) -> None:
-        site, keywords = _call_site()
+        site, keywords = PROTOCOL_SITE[0] or _call_site()
         if self._site is None:
             self._site = site
         if self._keywords is None:
@@ -63,6 +63,9 @@ class Call:
 # NumPy's, and torch takes some arguments only by keyword or only by position)
 # ------------------------------------------------------------------------------------------
 
+# (site, keyword names) of a NumPy call the tracer makes for a Python protocol of a traced value (``round(s, 2)``
+# is np.round there: TracedArray.__round__), set while it runs: the caller's bytecode shows the builtin's call
+PROTOCOL_SITE: list[tuple[str, tuple[str, ...]] | None] = [None]
 _OPERATORS = {"UNARY_INVERT": "~", "UNARY_POSITIVE": "+x", "UNARY_NEGATIVE": "-x"}
 # Per code object: what each of its call and operator instructions is (offset -> (site, keyword names)), decoded
 # in one pass over the code when a predicate first asks about one of its sites. Kept per code object, not per

@@ -141,6 +141,10 @@ DEFECTS: tuple[Defect, ...] = (
            "the Python number stays a literal in the graph, where the compiled torch op needs a tensor: "
            "compile_graph or the exported model raises",
            "make the number an array of the data's dtype: np.full_like(x, 1.5), or np.asarray(1.5, x.dtype)"),
+    Defect("builtin-round", frozenset({"np.round"}), lambda c: c.site == "round()",
+           "it traces NumPy's scalars as arrays of its own, which define no __round__: round(x, n) raises "
+           "TypeError in the cell under LEAPP",
+           "call np.round instead: np.round(x, decimals=2) (decimals by keyword)", per_call=frozenset({"np.round"})),
     Defect("torch-rejects-arguments", frozenset({"np.tril", "np.triu", "np.rot90", "np.round", "np.around",
                                                  "np.trace", "np.tensordot", "np.linspace", "np.full_like",
                                                  "np.dot", *JOINS}),
