@@ -908,6 +908,7 @@ class _State:
         self.reused_outputs = reused_outputs
         self.batches: dict[str, _Batch] = {}
         self.inference = torch.inference_mode()  # entered around every graph run (one object, reused)
+        self.inference_mode = True  # False once a graph refused inference tensors: no_grad from then on
 
     def flush(self, key: str | None = None) -> None:
         """Compare and fold the waiting probes of output ``key`` (every output's when None), in probe order."""
@@ -942,6 +943,18 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
             results = node.graph.forward(*[tensors[spec.name] for spec in node.inputs])
     except Exception as exc:  # the graph failing on fresh inputs is a finding, not a crash
         results, error = None, f"{type(exc).__name__}: {exc}"
+        if state.inference_mode:
+            # A module that records for autograd whatever the mode (a TorchScript policy, torch.jit.load) refuses
+            # inference tensors ("Inference tensors cannot be saved for backward"), where the cell ran it under
+            # no_grad or with grad: the graph runs under no_grad from then on, as export's checks run it
+            try:
+                with torch.no_grad():
+                    results = node.graph.forward(*[tensors[spec.name] for spec in node.inputs])
+            except Exception:
+                pass
+            else:
+                error = None
+                state.inference, state.inference_mode = torch.no_grad(), False
     batches = state.batches
     reused_outputs = state.reused_outputs
     for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):

@@ -355,3 +355,27 @@ def test_a_cell_that_raises_on_fresh_inputs_says_to_narrow_the_ranges():
     with pytest.raises(ln.CellError, match=r"probe 0 \(seed 0\).*needs positive x.*ranges=") as info:
         tr.probe(seed=0, ranges={"x": (-1.0, 0.0)})
     assert info.value.line == 2
+
+
+def test_a_torchscript_policy_called_with_grad_probes_and_exports(tmp_path):
+    """A policy shipped as TorchScript (torch.jit.load) records for autograd whatever the mode: run under
+    torch.inference_mode it raises "Inference tensors cannot be saved for backward". The cell calls it without
+    no_grad, the graph is right, so the probe passes (under no_grad from the first refusal on) and export follows."""
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)).eval()
+    path = tmp_path / "policy.pt"
+    torch.jit.save(torch.jit.script(mlp), str(path))
+    policy = torch.jit.load(str(path))
+    cell = ('obs = annotate.input_tensors("n", {"obs": raw})\na = policy(torch.from_numpy(obs))\n'
+            'annotate.output_tensors("n", {"a": a.clamp(-0.5, 0.5)})\n')
+    t = ln.trace_cell(cell, {"np": np, "torch": torch, "policy": policy,
+                             "raw": np.array([0.3, -0.2, 0.5, 1.0], np.float32)})
+    assert t.hazards == []
+    graph = t.nodes["n"].graph
+    with pytest.raises(RuntimeError, match="Inference tensors"), torch.inference_mode():
+        for _ in range(3):  # TorchScript's executor specializes its plan on the first calls
+            graph(torch.ones(4))
+    report = t.probe(16, seed=0)
+    assert report.passed and report.hazards == [], report
+    t.export(tmp_path / "out", formats=("jit",))
+    assert (tmp_path / "out").is_dir()
