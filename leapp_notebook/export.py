@@ -515,14 +515,7 @@ def _exchange(a: Path, b: Path) -> None:
 
 
 def _rename(source: Path, destination: Path) -> None:
-    os.rename(source, destination)
-
-
-def _link_or_copy(source: str, destination: str) -> None:
-    try:
-        os.link(source, destination, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(source, destination, follow_symlinks=False)
+    os.replace(source, destination)  # a file: replaced in one step
 
 
 def _umask() -> int:
@@ -547,14 +540,18 @@ def _contains_cwd(folder: Path) -> bool:
 class _Commit:
     """One export's files, staged and then committed as one step.
 
-    Swap (the default): the files are staged in a new folder beside the target, the target's other
-    entries are hard-linked into it, and the staged folder is exchanged with the target in one
-    ``renameat2(RENAME_EXCHANGE)`` (two renames where the file system cannot exchange, the previous
-    folder kept until the second one succeeded). A reader sees the old export or the new one.
+    Swap, when the target holds nothing but a previous export (files of this export's names, nothing else: no
+    file of the user's can be lost), belongs to this user and is writable: the files are staged in a new folder
+    beside the target, which is exchanged with it in one ``renameat2(RENAME_EXCHANGE)`` (two renames where the
+    file system cannot exchange, the previous folder kept until the second one succeeded). A reader sees the old
+    export or the new one. Anything another program created in the previous folder meanwhile is moved into the new
+    one before the previous folder is removed, and that folder is removed only once it is empty.
 
-    In place (the target holds the working directory, is a mount point, or its parent is read-only):
-    the files are staged inside the target, then each file replaces its namesake, previous files moved
-    aside first and moved back if any step fails; the YAML is replaced last.
+    In place, for every other existing target (it holds other files or folders, it belongs to another user, it is
+    read-only, it holds the working directory or is a mount point): the files are staged inside the target, then
+    each file replaces its namesake, previous files moved aside first and moved back if any step fails; the YAML
+    is replaced last. Nothing but this export's own file names is touched, and a target this user cannot write
+    stays as it is (the staging folder cannot be made there: ``ExportBlocked``).
     """
 
     def __init__(self, target: Path, names: list[str]):
@@ -579,7 +576,7 @@ class _Commit:
                 if stat.S_ISDIR(info.st_mode):
                     raise _failed(target / name, "a folder has the name of a file the export writes")
             parent = self.real.parent
-            self.in_place = _contains_cwd(self.real) or os.path.ismount(self.real)
+            self.in_place = not self._swappable()
         else:
             self.created = _make_folders(target.absolute().parent)
             self.real = target.absolute()
@@ -624,6 +621,23 @@ class _Commit:
         _remove_folders(self.created)
 
     # ---------------------------------------------------------------- swap
+    def _swappable(self) -> bool:
+        """Whether the existing target may be exchanged whole (the class's docstring says when)."""
+        real = self.real
+        try:
+            info = real.stat()
+            if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+                return False
+            if not os.access(real, os.W_OK | os.X_OK):
+                return False
+            names = set(self.names)
+            with os.scandir(real) as entries:
+                if any(entry.name not in names or entry.is_dir(follow_symlinks=False) for entry in entries):
+                    return False
+        except OSError:
+            return False
+        return not (_contains_cwd(real) or os.path.ismount(real))
+
     def _settle_mode(self, like: Path | None) -> None:
         """The staged folder gets the target's permissions (``mkdtemp`` makes it owner-only)."""
         assert self.staging is not None
@@ -642,18 +656,6 @@ class _Commit:
     def _swap(self) -> None:
         assert self.staging is not None
         staging, real = self.staging, self.real
-        for entry in os.scandir(real):  # the target's other files come along, as hard links
-            if entry.name in self.names or entry.name.startswith((_STAGING_PREFIX, _PREVIOUS_PREFIX)):
-                continue
-            source, destination = os.path.join(real, entry.name), os.path.join(staging, entry.name)
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.copytree(source, destination, symlinks=True, copy_function=_link_or_copy)
-                else:
-                    _link_or_copy(source, destination)
-            except (OSError, shutil.Error) as exc:
-                raise _failed(self.shown / entry.name, exc if isinstance(exc, OSError) else "cannot copy") \
-                    from exc
         self._settle_mode(real)
         try:
             _exchange(staging, real)  # the staging path now holds the previous export
@@ -662,8 +664,37 @@ class _Commit:
         except OSError as exc:
             raise _failed(self.shown, exc) from exc
         _fsync_directory(real.parent)
-        shutil.rmtree(self.staging, ignore_errors=True)  # the previous export, wherever the swap left it
+        self._retire(self.staging)  # the previous export, wherever the swap left it
         self.staging = None
+
+    def _retire(self, previous: Path) -> None:
+        """Remove the previous export's folder after a swap. An entry another program made there between the look
+        at the target and the swap is moved into the new folder first; the folder itself goes only when empty
+        (``rmdir``), so an entry made during the clean-up is moved too. Where an entry cannot be moved, the folder
+        stays, with it."""
+        names = set(self.names)
+        for _ in range(16):
+            try:
+                with os.scandir(previous) as entries:
+                    found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+            except OSError:
+                return
+            for name, is_dir in found:
+                source = previous / name
+                try:
+                    if name in names and not is_dir:
+                        source.unlink()
+                    elif not os.path.lexists(self.real / name):
+                        _rename(source, self.real / name)
+                    else:
+                        return  # both folders hold it: nothing of it is removed
+                except OSError:
+                    return
+            try:
+                previous.rmdir()
+                return
+            except OSError:
+                continue  # made meanwhile: moved on the next pass
 
     def _swap_by_renames(self) -> None:
         assert self.staging is not None
@@ -683,19 +714,26 @@ class _Commit:
 
     # ---------------------------------------------------------------- in place
     def _replace_files(self) -> None:
+        """Each new file replaces its namesake in one rename, so a name is never missing; the previous file is kept
+        aside first (a hard link, or moved where it cannot be linked: another user's file) and put back if any step
+        fails."""
         assert self.staging is not None
         previous = Path(tempfile.mkdtemp(prefix=_PREVIOUS_PREFIX, dir=self.real))
-        moved: list[str] = []  # previous files moved aside
+        kept: dict[str, bool] = {}  # previous files kept aside: name -> still in place too (linked, not moved)
         placed: list[str] = []  # new files in place
         try:
             for name in self.names:
                 destination = self.real / name
                 if os.path.lexists(destination):
                     try:
-                        _rename(destination, previous / name)
-                    except OSError as exc:
-                        raise _failed(self.shown / name, exc) from exc
-                    moved.append(name)
+                        os.link(destination, previous / name, follow_symlinks=False)
+                        kept[name] = True
+                    except OSError:
+                        try:
+                            _rename(destination, previous / name)
+                        except OSError as exc:
+                            raise _failed(self.shown / name, exc) from exc
+                        kept[name] = False
                 try:
                     _rename(self.staging / name, destination)
                 except OSError as exc:
@@ -704,10 +742,14 @@ class _Commit:
         except BaseException:
             for name in placed:
                 with contextlib.suppress(OSError):
-                    (self.real / name).unlink()
-            for name in moved:
-                with contextlib.suppress(OSError):
-                    _rename(previous / name, self.real / name)
+                    if name in kept:
+                        _rename(previous / name, self.real / name)
+                    else:
+                        (self.real / name).unlink()
+            for name, linked in kept.items():
+                if name not in placed and not linked:
+                    with contextlib.suppress(OSError):
+                        _rename(previous / name, self.real / name)
             shutil.rmtree(previous, ignore_errors=True)
             raise
         shutil.rmtree(previous, ignore_errors=True)

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -446,8 +447,7 @@ def test_disk_full_while_writing_a_file_is_one_line_and_changes_nothing(tmp_path
 @pytest.mark.parametrize("fail", ["exchange", "exchange-unsupported-then-second-rename"])
 def test_a_rename_that_fails_leaves_the_previous_export(tmp_path, monkeypatch, fail):
     target = tmp_path / "deploy"
-    clip_trace("3.0").export(target, formats=("jit", "onnx"))
-    (target / "notes.txt").write_text("the user's")
+    clip_trace("3.0").export(target, formats=("jit", "onnx"))  # a folder of an export alone: swapped
     before = snapshot(target)
     renames = []
 
@@ -478,31 +478,90 @@ def test_a_rename_that_fails_leaves_the_previous_export(tmp_path, monkeypatch, f
 def test_where_the_file_system_cannot_exchange_two_renames_swap_and_clean_up(tmp_path, monkeypatch):
     target = tmp_path / "deploy"
     clip_trace("3.0").export(target)
-    (target / "notes.txt").write_text("the user's")
+    calls = []
 
     def unsupported(a, b):
+        calls.append(b)
         raise NotImplementedError("not on this file system")
 
     monkeypatch.setattr(export_module, "_exchange", unsupported)
     paths = clip_trace("2.0").export(target)
-    assert checksums_match(paths[-1]) and (target / "notes.txt").read_text() == "the user's"
+    assert calls == [target] and checksums_match(paths[-1])
     assert leftovers(target) == []  # neither the staging folder nor the previous export
 
 
-def test_the_swap_keeps_other_files_and_the_folders_permissions(tmp_path):
+def test_a_folder_holding_other_files_is_updated_in_place_and_nothing_else_is_touched(tmp_path, monkeypatch):
+    """The user's files, folders (and their owners), the folder itself, a file named like the export's own staging
+    folders: all kept as they are, the same inodes (nothing copied, linked or re-created)."""
     target = tmp_path / "deploy"
-    clip_trace("3.0", ).export(target)
+    clip_trace("3.0").export(target)
     (target / "notes.txt").write_text("the user's")
     (target / "sub").mkdir()
     (target / "sub" / "data.bin").write_bytes(b"\x00\x01")
+    (target / ".leapp-export-checklist.txt").write_text("mine")
     os.chmod(target, 0o751)
+    inodes = {name: (target / name).stat().st_ino for name in ("", "notes.txt", "sub", "sub/data.bin",
+                                                                 ".leapp-export-checklist.txt")}
+    monkeypatch.setattr(export_module, "_exchange", lambda a, b: pytest.fail("a folder with other files swapped"))
     old_model = (target / "node.pt").read_bytes()
     paths = clip_trace("2.0").export(target)
+    assert {name: (target / name).stat().st_ino for name in inodes} == inodes
     assert (target / "notes.txt").read_text() == "the user's"
     assert (target / "sub" / "data.bin").read_bytes() == b"\x00\x01"
+    assert (target / ".leapp-export-checklist.txt").read_text() == "mine"
     assert (target.stat().st_mode & 0o777) == 0o751
     assert paths[0].read_bytes() != old_model and checksums_match(paths[-1])
-    assert leftovers(target) == []
+    assert leftovers(target) == [".leapp-export-checklist.txt"]  # the user's own, not a leftover
+
+
+def test_a_file_another_program_makes_in_an_export_folder_during_the_swap_is_kept(tmp_path, monkeypatch):
+    """A folder holding an export alone is swapped whole; what another program writes there between the look at
+    the folder and the swap (a log, a second notebook's file) is moved into the new folder, not deleted with the
+    previous one."""
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target)
+    real = export_module._exchange
+
+    def exchange(a, b):
+        (b / "late.log").write_text("written meanwhile")
+        real(a, b)
+        (a / "later.log").write_text("written after the swap, into the previous folder")
+
+    monkeypatch.setattr(export_module, "_exchange", exchange)
+    paths = clip_trace("2.0").export(target)
+    assert (target / "late.log").read_text() == "written meanwhile"
+    assert (target / "later.log").read_text().startswith("written after the swap")
+    assert checksums_match(paths[-1]) and leftovers(target) == []
+
+
+@pytest.mark.parametrize("why", ["another user's", "read-only"])
+def test_a_folder_this_user_may_not_replace_is_never_swapped(tmp_path, monkeypatch, why):
+    """A folder of another user's, or one this user cannot write, is not exchanged (that needs only the parent's
+    permission): the export goes in place, and where the staging folder cannot be made inside it, nothing is
+    written."""
+    target = tmp_path / "deploy"
+    clip_trace("3.0").export(target)
+    before = snapshot(target)
+    inode = target.stat().st_ino
+    if why == "read-only":
+        real_access = os.access
+        monkeypatch.setattr(export_module.os, "access",
+                            lambda path, mode, **kw: False if Path(path) == target else real_access(path, mode, **kw))
+    else:
+        other = os.geteuid() + 1
+        monkeypatch.setattr(export_module.os, "geteuid", lambda: other)
+    real_mkdtemp = export_module.tempfile.mkdtemp
+
+    def mkdtemp(*args, dir=None, **kwargs):
+        if Path(dir) == target:
+            raise PermissionError(errno.EACCES, "Permission denied", str(target))
+        return real_mkdtemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(export_module.tempfile, "mkdtemp", mkdtemp)
+    with pytest.raises(ln.ExportBlocked) as info:
+        clip_trace("2.0").export(target)
+    assert "Permission denied (EACCES)" in one_line(info)
+    assert snapshot(target) == before and target.stat().st_ino == inode and leftovers(target) == []
 
 
 def test_a_new_export_folder_gets_the_usual_permissions(tmp_path):
