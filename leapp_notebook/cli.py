@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
+from .render.labels import CONTROL_CHARACTERS
 from .trace import PROFILES, trace_cell
 from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Hazard, TraceError
 
@@ -112,6 +113,45 @@ def _running_in(directory: Path | None, import_path: Path) -> Iterator[None]:
             sys.path.remove(str(import_path))
 
 
+def _without_leading_blank_lines(source: str) -> str:
+    """A cell's code as IPython reads a cell magic in it: blank lines before the magic's line do not count."""
+    lines = source.splitlines(keepends=True)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "".join(lines)
+
+
+def traced_cell_numbers(notebook: Any) -> list[int]:
+    """The numbers (1-based over all cells) of the notebook's ``%%leapp_trace`` cells, as ``check`` tells them."""
+    return [number for number, cell in enumerate(notebook.cells, start=1)
+            if cell.cell_type == "code"
+            and _without_leading_blank_lines(cell.source).partition("\n")[0].strip().partition(" ")[0] == MAGIC_PREFIX]
+
+
+# a call that declares a node in a script (check runs scripts that make one)
+_DECLARES_NODE = re.compile(r"\bannotate\s*\.\s*(input|output)_tensors\s*\(")
+
+
+@contextlib.contextmanager
+def _stdout_descriptor_quiet() -> Iterator[None]:
+    """What the cells write to the process's standard output itself (a subprocess, ``os.system``, compiled code)
+    goes nowhere while they run: the report, and ``--json``'s document, own standard output."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (a closed stdout): nothing to keep clean
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     """The user's prints do not belong in the report."""
@@ -177,7 +217,7 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
         for number, cell in enumerate(notebook.cells, start=1):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
-            first, _, body = cell.source.partition("\n")
+            first, _, body = _without_leading_blank_lines(cell.source).partition("\n")
             command, _, line = first.strip().partition(" ")
             if status is not None:
                 status.update(f"{path.name}: cell {number}")
@@ -301,11 +341,12 @@ def check_script(path: Path, *, probe: int | None, profile: str | None, status: 
 # ------------------------------------------------------------------------------------------
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="leapp-notebook",
+    parser = argparse.ArgumentParser(prog="leapp-notebook", allow_abbrev=False,
                                      description="Trace NumPy notebooks and scripts into torch graphs and "
                                                  "report what lookup tracing loses.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     check = commands.add_parser("check", help="run notebooks (.ipynb) and scripts (.py) and report hazards",
+                                allow_abbrev=False,  # a prefix of --cell-exports or --export would write files
                                 description="Run notebooks and scripts, trace their %%leapp_trace cells and "
                                             "annotate nodes, report hazards. Exit 0 clean, 1 error hazards, "
                                             "failed probes or failing cells, 2 usage errors, 130 interrupted. "
@@ -341,13 +382,23 @@ def _validate(paths: Sequence[Path]) -> None:
             raise UsageProblem(f"{path}: not UTF-8 text (byte {exc.start})") from exc
         except OSError as exc:
             raise UsageProblem(f"{path}: cannot read it: {exc.strerror or exc}") from exc
-        if path.suffix == ".ipynb":
-            _read_notebook(path, text)
-        if path.suffix == ".ipynb" and MAGIC_PREFIX not in text:
+        if path.suffix == ".ipynb" and not traced_cell_numbers(_read_notebook(path, text)):
             raise UsageProblem(f"{path}: no {MAGIC_PREFIX} cell, nothing to check")
-        if path.suffix == ".py" and "annotate" not in text:
+        if path.suffix == ".py" and not _DECLARES_NODE.search(text):
             raise UsageProblem(f"{path}: declares no node; check traces scripts that call "
                                "annotate.input_tensors(...) and annotate.output_tensors(...)")
+
+
+def _distinct_export_folders(paths: Sequence[Path]) -> None:
+    """``--export DIR`` names each file's folders by its name (``DIR/<name>-cell<N>``): two files of one name would
+    write into the same folders, the second replacing the first's models."""
+    seen: dict[str, Path] = {}
+    for path in paths:
+        first = seen.setdefault(path.stem, path)
+        if first.resolve() != path.resolve():
+            raise UsageProblem(f"{first} and {path} would export into the same folders "
+                               f"(--export DIR/{path.stem}-cell<N>): check them in separate runs, with a --export "
+                               "folder each")
 
 
 def _read_notebook(path: Path, text: str) -> Any:
@@ -397,13 +448,15 @@ def _main(args: argparse.Namespace) -> int:
     try:
         export = _export_request(args)
         _validate(args.paths)
+        if export is not None:
+            _distinct_export_folders(args.paths)
     except UsageProblem as exc:
-        print(f"leapp-notebook: {exc}", file=sys.stderr)
+        print(f"leapp-notebook: {_shown(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     reports = []
     # bound to the real stderr now: the cells' own output is redirected while they run
     progress = Console(file=sys.stderr, highlight=False, force_jupyter=False)
-    with progress.status("checking") as status:
+    with progress.status("checking") as status, _stdout_descriptor_quiet():
         for path in args.paths:
             check = check_notebook if path.suffix == ".ipynb" else check_script
             options = {"cell_exports": args.cell_exports} if check is check_notebook else {}
@@ -426,7 +479,7 @@ _SEVERITY = {"error": ("✗", "bold red"), "warning": ("!", "bold yellow")}
 
 def _print_reports(console: Console, reports: list[FileReport], code: int) -> None:
     for report in reports:
-        console.rule(Text(str(report.path), style="bold"), align="left")
+        console.rule(Text(_shown(str(report.path)), style="bold"), align="left")
         for cell in report.cells:
             _print_cell(console, cell)
         if report.skipped:
@@ -441,6 +494,16 @@ def _print_reports(console: Console, reports: list[FileReport], code: int) -> No
                            failing_cells=sum(c.error is not None for c in cells),
                            blocked=sum(c.blocked is not None for c in cells), code=code)
     console.print(Text(summary, style="bold red" if code else "bold green"), no_wrap=True, overflow="fold")
+
+
+# what a terminal would act on (ESC sequences clear the screen or retitle it), shown as U+FFFD: C0 controls but tab,
+# line feed and carriage return, DEL and the C1 controls
+_TERMINAL_SAFE = {**CONTROL_CHARACTERS, 127: "\ufffd", **{code: "\ufffd" for code in range(0x80, 0xA0)}}
+
+
+def _shown(text: str) -> str:
+    """Text from a cell, a file name or an exception, safe to print on a terminal."""
+    return text.translate(_TERMINAL_SAFE)
 
 
 def summary_line(*, files: int, traced: int, errors: int, warnings: int, failed_probes: int, failing_cells: int,
@@ -474,12 +537,12 @@ def _print_cell(console: Console, cell: CellReport) -> None:
     head = Text(f"cell {cell.cell}" if cell.cell is not None else "script", style="bold")
     if cell.nodes:
         nodes = "nodes" if len(cell.nodes) > 1 else "node"
-        head.append(f" · {nodes} {', '.join(cell.nodes)} · {cell.profile}")
+        head.append(_shown(f" · {nodes} {', '.join(cell.nodes)} · {cell.profile}"))
     if cell.error is not None:
         console.print(head + Text(" · failed", style="bold red"))
-        console.print(_indented(Text(cell.error, style="red"), 4))
+        console.print(_indented(Text(_shown(cell.error), style="red"), 4))
         for note in cell.notes:
-            console.print(_indented(Text(f"note: {note}", style="dim"), 2))
+            console.print(_indented(Text(_shown(f"note: {note}"), style="dim"), 2))
         return
     errors = sum(h.severity == "error" for h in cell.hazards)
     if cell.hazards:
@@ -493,20 +556,20 @@ def _print_cell(console: Console, cell: CellReport) -> None:
         line = Text(f"{icon} ", style=style)
         line.append(f"line {hazard.line} " if hazard.line is not None else "", style="bold")
         line.append(f"{hazard.kind}: ", style=style)
-        line.append(hazard.code.strip(), style="cyan")
+        line.append(_shown(hazard.code.strip()), style="cyan")
         if len(cell.nodes) > 1:
-            line.append(f"  (node {hazard.node})", style="dim")
+            line.append(_shown(f"  (node {hazard.node})"), style="dim")
         console.print(_indented(line, 2))
-        console.print(_indented(Text(hazard.message), 4))
-        console.print(_indented(Text(f"fix: {hazard.fix}", style="green"), 4))
+        console.print(_indented(Text(_shown(hazard.message)), 4))
+        console.print(_indented(Text(_shown(f"fix: {hazard.fix}"), style="green"), 4))
     if cell.probe is not None:
         console.print(_indented(_probe_line(cell.probe), 2))
     for note in cell.notes:
-        console.print(_indented(Text(f"note: {note}", style="dim"), 2))
+        console.print(_indented(Text(_shown(f"note: {note}"), style="dim"), 2))
     if cell.blocked is not None:
-        console.print(_indented(Text(f"✗ {cell.blocked}", style="red"), 2))
+        console.print(_indented(Text(_shown(f"✗ {cell.blocked}"), style="red"), 2))
     if cell.exported:
-        console.print(_indented(Text(f"exported: {', '.join(cell.exported)}", style="green"), 2))
+        console.print(_indented(Text(_shown(f"exported: {', '.join(cell.exported)}"), style="green"), 2))
 
 
 def _probe_line(report: Any) -> Text:

@@ -475,6 +475,8 @@ def _make_folders(path: Path) -> list[Path]:
     created: list[Path] = []
     try:
         for folder in reversed(missing):
+            if folder.name in ("", ".", ".."):  # build/.. exists once build does (as mkdir -p takes it)
+                continue
             try:
                 folder.mkdir()
             except OSError as exc:

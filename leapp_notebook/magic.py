@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
+import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.utils.process import arg_split
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from .trace import PROFILES, Trace, trace_cell
 from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, TraceError
@@ -117,22 +118,33 @@ def parse_options(line: str) -> TraceOptions:
     Flags are never abbreviated; an unknown flag is named with the closest real one (``--probes`` ->
     ``--probe``).
     """
-    _refuse_unknown_flags(line)
-    args = parse_argstring(LeappMagics.leapp_trace, line)
+    try:
+        argv = shlex.split(line)  # quotes group a folder name with spaces, as a shell's do
+    except ValueError as exc:
+        raise UsageError(f"{exc} in the %%leapp_trace line (quote a folder with spaces: --export \"my exports\")") \
+            from None
+    _refuse_unknown_flags(argv)
+    args = LeappMagics.leapp_trace.parser.parse_args(argv)
     if args.probe is not None and args.probe < 1:
         raise UsageError(f"--probe {args.probe}: give the number of random inputs to try, at least 1")
     if (args.inputs is None) != (args.outputs is None):
         raise UsageError("give both --inputs and --outputs, or neither (the cell then declares its nodes "
                          "with annotate.input_tensors / annotate.output_tensors)")
     if args.inputs is None and args.name != "node":
+        spaces = " (a folder name with spaces needs quotes: --export \"my exports\")" if args.export else ""
         raise UsageError(f"{args.name!r} would name a node made by --inputs/--outputs; a cell without them "
-                         "names its nodes in its annotate calls")
+                         f"names its nodes in its annotate calls{spaces}")
     formats = _names(args.format) or ()
     unknown = sorted(set(formats) - set(EXPORT_FORMATS))
     if unknown or not formats:
         raise UsageError(f"--format {args.format}: give one or more of {', '.join(EXPORT_FORMATS)}, comma separated")
+    export = args.export
+    if export is not None:
+        if not export.strip():
+            raise UsageError("--export: name the folder to export into")
+        export = os.path.expanduser(export)  # ~/deploy is the home's, as in a shell (never a folder named ~)
     return TraceOptions(node=args.name, inputs=_names(args.inputs), outputs=_names(args.outputs),
-                        probe=args.probe, seed=args.seed, profile=args.profile, export=args.export,
+                        probe=args.probe, seed=args.seed, profile=args.profile, export=export,
                         formats=formats, force=args.force, help=args.help)
 
 
@@ -142,9 +154,9 @@ def flag_names() -> list[str]:
     return [flag for action in parser._actions for flag in action.option_strings]
 
 
-def _refuse_unknown_flags(line: str) -> None:
+def _refuse_unknown_flags(argv: list[str]) -> None:
     known = flag_names()
-    for token in arg_split(line):
+    for token in argv:
         if token == "--":
             break
         flag = token.partition("=")[0]

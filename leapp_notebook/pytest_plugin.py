@@ -51,7 +51,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not parent.config.getoption("leapp"):
         return None
     if file_path.suffix == ".ipynb" and ".ipynb_checkpoints" not in file_path.parts:
-        if _traced_cells(file_path):
+        try:
+            traced = bool(_traced_cells(file_path))
+        except Exception:  # noqa: BLE001 - unreadable: an error of the run if it may hold traced cells
+            traced = _mentions_the_magic(file_path)
+        if traced:
             return LeappNotebook.from_parent(parent, path=file_path)
     elif file_path.suffix == ".py" and _declares_nodes(file_path, parent.config):
         return LeappScript.from_parent(parent, path=file_path)
@@ -59,16 +63,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _traced_cells(path: Path) -> list[int]:
-    """The numbers (1-based over all cells, as the CLI counts them) of the notebook's traced cells."""
+    """The numbers (1-based over all cells, as the CLI counts them) of the notebook's traced cells; raises when the
+    file is not a readable notebook."""
     import nbformat
 
+    from .cli import traced_cell_numbers
+
+    return traced_cell_numbers(nbformat.read(path, as_version=4))
+
+
+def _mentions_the_magic(path: Path) -> bool:
     try:
-        notebook = nbformat.read(path, as_version=4)
-    except Exception:  # noqa: BLE001 - not a notebook pytest should fail on: leave it uncollected
-        return []
-    # the first word of the first line, as leapp-notebook check tells a traced cell
-    return [number for number, cell in enumerate(notebook.cells, start=1)
-            if cell.cell_type == "code" and cell.source.partition("\n")[0].strip().partition(" ")[0] == MAGIC_PREFIX]
+        return MAGIC_PREFIX in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _declares_nodes(path: Path, config: pytest.Config) -> bool:
@@ -113,7 +121,12 @@ class LeappNotebook(_Checked):
     when one of them raised: a notebook that exports and then loads its export back fails in such a cell."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        traced = _traced_cells(self.path)
+        try:
+            traced = _traced_cells(self.path)
+        except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and key errors alike
+            reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+            raise self.CollectError(f"{self.path}: not a readable notebook ({type(exc).__name__}: {reason}); "
+                                    f"it mentions {MAGIC_PREFIX}, so its cells would be checked") from exc
         for number in traced:
             yield LeappCell.from_parent(self, name=f"cell {number}", number=number)
         yield LeappOtherCells.from_parent(self, name=OTHER_CELLS, traced=frozenset(traced))

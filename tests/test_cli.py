@@ -461,3 +461,57 @@ def test_the_report_ends_in_one_line_at_80_columns(tmp_path):
     assert run.returncode == 1
     assert last == "4 files, 3 traced, 3 errors, 3 failed probes, 1 failing cell: exit 1"
     assert len(last) <= 80
+
+
+# ------------------------------------------------------------------------------------------
+# what a CI user relies on: no false pass, no file written by a typo, clean output
+# ------------------------------------------------------------------------------------------
+
+def test_a_traced_cell_after_blank_lines_is_checked_as_ipython_runs_it(tmp_path, capsys):
+    book = write_notebook(tmp_path / "blank.ipynb", SETUP, "\n  \n%%leapp_trace\n" + SEED_INTERP_CELL)
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 1 and "cell 3 · node node · leapp · 1 error" in out, out
+
+
+def test_a_notebook_or_script_that_only_mentions_a_node_is_a_usage_error(tmp_path, capsys):
+    book = write_notebook(tmp_path / "mention.ipynb", "x = 1  # %%leapp_trace comes later")
+    script = tmp_path / "prep.py"
+    script.write_text("# TODO: annotate the node\nprint('ran')\n")
+    for path in (book, script):
+        code, out, err = check(str(path), capsys=capsys)
+        assert (code, out) == (2, ""), (path, out, err)
+        assert "nothing to check" in err or "declares no node" in err
+
+
+def test_json_stays_one_document_when_a_cell_writes_to_the_process_output(tmp_path, capfd):
+    book = write_notebook(tmp_path / "noisy.ipynb", SETUP + "import os\nos.system('echo from-a-child-process')",
+                          CLEAN_CELL)
+    code = main(["check", "--json", str(book)])
+    out, _ = capfd.readouterr()
+    assert code == 0 and json.loads(out)["exit_code"] == 0 and "from-a-child-process" not in out
+
+
+def test_two_files_of_one_name_exporting_into_one_folder_is_a_usage_error(tmp_path, capsys):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        write_notebook(tmp_path / folder / "model.ipynb", SETUP, CLEAN_CELL)
+    code, out, err = check(str(tmp_path / "a" / "model.ipynb"), str(tmp_path / "b" / "model.ipynb"),
+                           "--export", str(tmp_path / "out"), capsys=capsys)
+    assert code == 2 and "would export into the same folders" in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", ["--cell", "--ex"])
+def test_an_abbreviated_flag_is_refused_and_writes_nothing(tmp_path, capsys, flag):
+    book = write_notebook(tmp_path / "nb.ipynb", SETUP, CLEAN_CELL.replace("y\n", "y --export out\n", 1))
+    with pytest.raises(SystemExit) as info:
+        main(["check", str(book), flag, *(["d"] if flag == "--ex" else [])])
+    assert info.value.code == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
+
+
+def test_terminal_escapes_from_a_cell_or_a_file_name_are_never_printed(tmp_path, capsys):
+    book = write_notebook(tmp_path / "\x1b[31mnamed.ipynb", SETUP,
+                          "%%leapp_trace\n" + SEED_INTERP_CELL.replace("\n", "  # \x1b[2J\x1b]0;green\x07\n", 1),
+                          'raise ValueError("\\x1b[2Jboom")')
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 1 and "\x1b" not in out and "\x07" not in out
+    assert "\ufffd[31mnamed.ipynb" in out and "\ufffd[2Jboom" in out

@@ -678,3 +678,10 @@ def test_the_magic_format_flag_takes_every_leapp_name():
     assert options.formats == ("pt2", "onnx-torchscript", "jit-trace")
     with pytest.raises(UsageError, match="give one or more of jit, jit-script, jit-trace, onnx, onnx-dynamo"):
         magic.parse_options("--export d --format torchscript")
+
+
+def test_a_path_through_a_folder_yet_to_be_made_and_back_is_made_as_mkdir_p_makes_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    paths = clip_trace().export("build/../deploy")
+    assert (tmp_path / "deploy" / "graph.yaml").is_file() and checksums_match(tmp_path / "deploy" / "graph.yaml")
+    assert [p.name for p in paths] == ["node.pt", "graph.yaml"]

@@ -139,3 +139,14 @@ def test_leapp_cell_exports_honours_a_cells_own_export(pytester):
     skipped.assert_outcomes(passed=2)
     honoured.assert_outcomes(passed=2)
     assert sorted(p.name for p in (pytester.path / "out").iterdir()) == ["graph.yaml", "scale.pt"]
+
+
+def test_a_notebook_that_cannot_be_read_is_an_error_of_the_run_not_skipped(pytester):
+    """A leftover merge conflict makes a notebook invalid JSON; it mentions %%leapp_trace, so its cells would be
+    checked: a collection error (non-zero exit), never a run that passes without it."""
+    notebook(pytester.path / "clean.ipynb", SETUP, CLEAN)
+    broken = pytester.path / "broken.ipynb"
+    broken.write_text("<<<<<<< HEAD\n" + (pytester.path / "clean.ipynb").read_text())
+    result = run(pytester, "--leapp", str(pytester.path))
+    result.assert_outcomes(errors=1)  # pytest stops at a collection error, as for any file it cannot collect
+    assert result.ret != 0 and "broken.ipynb: not a readable notebook" in result.stdout.str()
