@@ -10,14 +10,14 @@ In IPython: ``%load_ext leapp_notebook`` then ``%%leapp_trace`` on a cell.
 from .probe import ProbeReport
 from .trace import PROFILES, Annotate, Trace, annotate, trace_cell
 from .tracing.hazards import CATALOGUE as HAZARD_KINDS
-from .tracing.types import CellError, ExportBlocked, Hazard, Node, TensorSpec, TraceError
+from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Hazard, Node, TensorSpec, TraceError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "trace_cell", "annotate", "Annotate", "Trace", "Node", "Hazard", "TensorSpec", "CellError", "TraceError",
     "ExportBlocked", "PROFILES", "HAZARD_KINDS", "load_ipython_extension", "__version__", "TraceWidget",
-    "ProbeReport",
+    "ProbeReport", "EXPORT_WITH",
 ]
 
 

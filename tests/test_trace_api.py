@@ -666,3 +666,17 @@ def test_whether_an_output_depends_on_the_inputs_is_found_whichever_operand_carr
     assert depends_on_inputs(mixed) and depends_on_inputs(x)
     assert not depends_on_inputs(only_constants) and not depends_on_inputs(const)
     assert not depends_on_inputs(None) and not depends_on_inputs(2.0)
+
+
+def test_every_name_the_docs_use_on_the_package_exists():
+    """``ln.NAME`` in the README and docs/ is what users type: each must be there (``ln.EXPORT_WITH`` was not)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    texts = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    # constants, and what is called (docs/lookup.md names the graph's own targets ln.interp, ln.cbrt: not the API)
+    pattern = r"\bln\.([A-Z][A-Z0-9_]+)\b|\bln\.([A-Za-z_][A-Za-z0-9_]*)\("
+    used = {a or b for path in texts for a, b in re.findall(pattern, path.read_text())}
+    assert "EXPORT_WITH" in used and "trace_cell" in used
+    assert sorted(name for name in used if not hasattr(ln, name)) == []
