@@ -3,6 +3,8 @@ NumPy, all in one traced graph; the crossings, module calls and torch-side hazar
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -690,3 +692,29 @@ def test_writes_inside_inference_mode_are_followed_as_outside_it(write, stale):
         fresh = torch.rand(2, 4)
         torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[0] * 2)
         assert trace.probe(seed=0).passed
+
+
+@pytest.mark.parametrize("body", [
+    'action = obs["table"][:, k]',          # a 0-d torch index into a NumPy array: an integer
+    'action = obs["table"].T[k]',
+    'action = obs["table"][:, k1]',         # a one-element index: NumPy takes it as an integer (__index__)
+    'action = logits[np.argmax(obs["table"], axis=1)]',  # a traced NumPy index array into a tensor
+])
+def test_indices_crossing_between_numpy_and_torch_are_recorded_as_numpy_and_torch_take_them(body):
+    """A discrete action picked from a table by the policy's argmax, and a tensor indexed by a NumPy argmax: each
+    index taken as the eager code takes it (the first raised inside the tracer, the last was read element by
+    element, a broken-chain error of the tracer's own making)."""
+    torch.manual_seed(0)
+    policy = torch.nn.Linear(4, 3).eval()
+    cell = ('obs = annotate.input_tensors("n", {"obs": raw, "table": table})\nwith torch.no_grad():\n'
+            '    logits = policy(torch.from_numpy(obs["obs"]))\nk = logits.argmax()\nk1 = logits.argmax(-1, keepdim=True)\n'
+            + body + '\nannotate.output_tensors("n", {"action": action})\n')
+    namespace = {"np": np, "torch": torch, "policy": policy, "raw": np.array([0.3, -0.2, 0.5, 1.0], np.float32),
+                 "table": np.array([[0.0, 1.0, -1.0], [0.5, 0.5, 0.6]], np.float32)}
+    for profile in ("leapp", "full"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch's "non-tuple sequence for indexing" warning: a key read as a list
+            t = ln.trace_cell(cell, dict(namespace), profile=profile)
+        assert t.hazards == [], t.hazards
+        report = t.probe(24, seed=1)
+        assert report.passed and report.hazards == [], report

@@ -18,6 +18,8 @@ from .dtypes import dtype_name
 from .facts import update
 from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
 
+_OWN_READS = torch._C.DisableTorchFunction  # the tracer's own read of a traced tensor (session._OWN_READS)
+
 if TYPE_CHECKING:
     from .builder import NodeBuilder
     from .session import Session
@@ -194,8 +196,18 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
             in_dim += 1
         else:
             if provenance(comp) is not None:
-                plain_comp = comp.view(ndarray)
+                if isinstance(comp, Tensor):  # a traced torch index (logits.argmax()): NumPy reads its values
+                    with _OWN_READS():
+                        plain_comp = comp.detach().cpu().numpy()
+                else:
+                    plain_comp = comp.view(ndarray)
                 value = sess.graph_value(builder, comp, line, as_tensor=True, helper=helper)
+                if isinstance(comp, Tensor) and plain_comp.dtype.kind in "iu" and plain_comp.size == 1 \
+                        and plain_comp.ndim > 0:
+                    # NumPy takes a one-element integer tensor as an integer (its __index__), not an index array
+                    value = builder.emit("call_method", "reshape", (value, ()), line=line,
+                                         numpy="one-element tensor as an integer index", location=None, helper=helper)
+                    plain_comp = plain_comp.reshape(())
             else:
                 plain_comp = np.asarray(comp)
                 if plain_comp.dtype.kind in "iu" and plain_comp.dtype != np.int64:

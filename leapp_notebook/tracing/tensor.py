@@ -402,6 +402,15 @@ def _plan(func: Any, name: str) -> _Plan:
     return plan
 
 
+def _plain_arrays(sess: Any, key: Any) -> Any:
+    """An indexing key with the tracer's arrays as plain NumPy views of the same data."""
+    if type(key) is sess.array_type:
+        return key.view(ndarray)
+    if type(key) is tuple:
+        return tuple(k.view(ndarray) if type(k) is sess.array_type else k for k in key)
+    return key
+
+
 def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
             arrays: bool = False, site: Any = None, result: Any = _DECLINED) -> Any:
     """Record a torch call on traced data; ``arrays``: traced arrays are among its arguments (torch lists the
@@ -443,7 +452,12 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     graph_kwargs = {k: _graph_arg(sess, builder, v, line, helper) for k, v in kwargs.items()} if kwargs else {}
     version = _counter(target) if in_place else 0
     if result is _DECLINED:
-        result = func(*args, **kwargs)
+        if name == "__getitem__" and arrays:
+            # a traced NumPy index (logits[np.argmax(...)]): torch would read the tracer's array type as a sequence,
+            # element by element (a broken chain of the tracer's own making); it reads a plain array as one index
+            result = func(args[0], _plain_arrays(sess, args[1]))
+        else:
+            result = func(*args, **kwargs)
     if result is NotImplemented:  # an operator declining (``t @ np.float32(2)``): Python asks the other operand
         return result
     if arrays:
