@@ -707,7 +707,8 @@ def test_indices_crossing_between_numpy_and_torch_are_recorded_as_numpy_and_torc
     torch.manual_seed(0)
     policy = torch.nn.Linear(4, 3).eval()
     cell = ('obs = annotate.input_tensors("n", {"obs": raw, "table": table})\nwith torch.no_grad():\n'
-            '    logits = policy(torch.from_numpy(obs["obs"]))\nk = logits.argmax()\nk1 = logits.argmax(-1, keepdim=True)\n'
+            '    logits = policy(torch.from_numpy(obs["obs"]))\nk = logits.argmax()\n'
+            'k1 = logits.argmax(-1, keepdim=True)\n'
             + body + '\nannotate.output_tensors("n", {"action": action})\n')
     namespace = {"np": np, "torch": torch, "policy": policy, "raw": np.array([0.3, -0.2, 0.5, 1.0], np.float32),
                  "table": np.array([[0.0, 1.0, -1.0], [0.5, 0.5, 0.6]], np.float32)}
