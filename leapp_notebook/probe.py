@@ -716,6 +716,10 @@ def _input_dependent(original: torch.fx.GraphModule, retraced: torch.fx.GraphMod
     return found, False
 
 
+# hazards by which a Python value leaves traced data (and comes back as a literal wherever the cell uses it)
+_VALUE_LEAVES = frozenset({"value-extraction", "broken-chain"})
+
+
 def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, Any]] | None,
                   structure_changed: bool) -> list[BakedConstant]:
     """The graph values behind one output that a retrace showed to depend on the inputs; without a
@@ -723,10 +727,15 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
     behind = _ancestors(node.graph.graph, index)
     by_name = {n.name: n for n in node.graph.graph.nodes}
 
-    def hazard_lines(name: str, line: int | None) -> tuple[int, ...]:
-        return tuple(sorted({h.line for h in node.hazards
-                             if h.line is not None and h.kind != "semantic-mismatch"
-                             and (name in h.graph_nodes or (line is not None and h.line == line))}))
+    def hazard_lines(name: str, line: int | None, kind: str = "constant") -> tuple[int, ...]:
+        named = tuple(sorted({h.line for h in node.hazards
+                              if h.line is not None and h.kind != "semantic-mismatch"
+                              and (name in h.graph_nodes or (line is not None and h.line == line))}))
+        if named or kind != "literal":
+            return named
+        # A Python number in an op that varies with the inputs left the graph somewhere: where the node's hazards
+        # say a value did (m = x.sum().item() at one line, y = x * m at the next: the literal is m)
+        return tuple(sorted({h.line for h in node.hazards if h.line is not None and h.kind in _VALUE_LEAVES}))
 
     if structure_changed:
         branches = [h for h in node.hazards if h.kind == "data-dependent-branch"]
@@ -740,7 +749,7 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
     for name, (kind, traced, retraced) in dependent.items():
         if name in behind:
             line = facts(by_name[name]).line
-            found.append(BakedConstant(name, line, kind, hazard_lines(name, line), traced, retraced))
+            found.append(BakedConstant(name, line, kind, hazard_lines(name, line, kind), traced, retraced))
     return found
 
 
@@ -1275,7 +1284,7 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
                 continue
             behind = _ancestors(node.graph.graph, index)
             found = baked.get(key, [])
-            baked_lines = {c.line for c in found if c.line is not None}
+            baked_lines = {c.line for c in found if c.line is not None} | {n for c in found for n in c.hazard_lines}
             branch = any(c.kind == "branch" for c in found)
             if any(h.severity == "error" and (set(h.graph_nodes) & behind or h.line in baked_lines
                                               or (branch and h.kind == "data-dependent-branch"))

@@ -379,3 +379,23 @@ def test_a_torchscript_policy_called_with_grad_probes_and_exports(tmp_path):
     assert report.passed and report.hazards == [], report
     t.export(tmp_path / "out", formats=("jit",))
     assert (tmp_path / "out").is_dir()
+
+
+@pytest.mark.parametrize("source, line", [
+    ("m = x.sum().item()\ny = x * m", 1),
+    ("m = float(np.max(x))\ny = x / m", 1),
+    ("k = int(x.sum())\ny = x * k", 1),
+    ("def peak(u):\n    return float(np.max(u))\ny = x / peak(x)", 2),
+    ("offset = round(x[0].item(), 2)\ny = x + offset", 1),
+])
+def test_a_value_extracted_on_one_line_and_used_on_another_is_explained_by_its_extraction(source, line):
+    """The value-extraction error at the extraction line explains the failing output: the probe adds no second
+    error (semantic-mismatch, at the line of the use, with a fix for a lookup bug) and names the extraction's line
+    for the baked literal."""
+    t = trace(source, x=np.array([0.3, 0.8, 1.2, 2.5], np.float32))
+    errors = [(h.kind, h.line) for h in t.hazards if h.severity == "error"]
+    assert ("value-extraction", line) in errors and {at for _, at in errors} == {line}, errors
+    report = t.probe(16, seed=0)
+    assert not report.passed and report.hazards == [], report.hazards
+    (key,) = report.baked_constants
+    assert [(c.kind, c.hazard_lines) for c in report.baked_constants[key]] == [("literal", (line,))]
