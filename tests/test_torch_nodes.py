@@ -137,6 +137,38 @@ def test_training_mode_is_an_error_at_the_call_line_with_the_module_marked():
         assert not trace.probe(n=8, seed=0).passed  # dropout masks differ between the graph and the cell
 
 
+class _ReadsTrainingAsMe(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = torch.nn.Linear(4, 2)
+
+    def forward(me, x):  # noqa: N805 - the module called something else than self
+        return torch.nn.functional.dropout(me.l(x), 0.5, training=me.training)
+
+
+class _ReadsTrainingInAHelper(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        def noisy(v):
+            return torch.nn.functional.dropout(v, 0.5, training=self.training)
+        return noisy(self.l(x))
+
+
+@pytest.mark.parametrize("module", [_ReadsTrainingAsMe, _ReadsTrainingInAHelper])
+def test_a_forward_reading_its_training_flag_by_any_name_is_training_mode(module):
+    """The check reads the forward's code for a ``.training`` attribute (it searched the text for
+    ``self.training``: ``me.training`` went unreported, and the probe blamed a semantic mismatch)."""
+    cell = "t = annotate.input_tensors('n', {'t': x})\na = policy(t)\nannotate.output_tensors('n', {'a': a})\n"
+    policy = module()
+    trace = ln.trace_cell(cell, {"torch": torch, "policy": policy, "x": torch.rand(8, 4)})
+    assert [(h.kind, h.line) for h in trace.hazards] == [("training-mode", 2)]
+    policy.eval()
+    assert ln.trace_cell(cell, {"torch": torch, "policy": policy, "x": torch.rand(8, 4)}).hazards == []
+
+
 def test_an_eval_policy_under_no_grad_then_numpy_has_no_hazard():
     trace = ln.trace_cell(POLICY_CELL, namespace())
     assert trace.hazards == [] and trace.ok

@@ -785,13 +785,17 @@ def _mode_dependent(module: torch.nn.Module) -> list[str]:
         if isinstance(sub, _MODE_DEPENDENT):
             found.append(label)
         elif type(sub).forward is not torch.nn.Module.forward and type(sub).__module__.split(".")[0] != "torch":
-            try:
-                source = inspect.getsource(type(sub).forward)
-            except (OSError, TypeError):
-                continue
-            if "self.training" in source:
+            code = getattr(type(sub).forward, "__code__", None)
+            if code is not None and _reads_training(code):
                 found.append(label)
     return found
+
+
+def _reads_training(code: Any) -> bool:
+    """Whether a forward reads a ``.training`` attribute, whatever it calls the module (``self``, ``me``), in its
+    own code or a function or comprehension nested in it."""
+    return "training" in code.co_names or any(_reads_training(const) for const in code.co_consts
+                                              if isinstance(const, type(code)))
 
 
 def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
