@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pytest
 
 import leapp_notebook as ln
 from leapp_notebook.tracing import provenance
@@ -155,3 +156,17 @@ def test_cell_lines_numbers_lines_as_python_does():
     assert provenance.cell_lines("x = 1\ny = 2\n", keepends=True) == ["x = 1\n", "y = 2\n"]
     assert provenance.cell_lines("x = 1\r\ny = 2", keepends=True) == ["x = 1\r\n", "y = 2"]
     assert provenance.cell_lines("x\x0cy\nz") == ["x\x0cy", "z"]
+
+
+@pytest.mark.parametrize("source, kind, line", [
+    ("y = (\n    x\n    .reshape(2, 2)[::-1]\n    .sum(axis=1)\n)\n", "reversed-slice", 3),
+    ("y = (\n    x * 2.0\n)[::-1]\n", "reversed-slice", 3),
+    ("y = x * (\n    x\n    .reshape(4)[0]\n)\n", "broken-chain", 3),
+])
+def test_a_subscript_in_an_expression_over_several_lines_is_at_the_line_of_its_bracket(source, kind, line):
+    """Python gives a subscript the line where its whole expression starts (`y = (`, `    x`); the hazard is at the
+    line the user wrote the subscript on, as a call's is."""
+    t = ln.trace_cell(source, {"np": np, "x": np.array([0.5, 1.0, 1.5, 2.0], np.float32)}, inputs=["x"],
+                      outputs=["y"])
+    (hazard,) = [h for h in t.hazards if h.kind == kind]
+    assert hazard.line == line and "[" in hazard.code, hazard

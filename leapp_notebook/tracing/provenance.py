@@ -20,6 +20,7 @@ The walkers here are the only code that looks into containers for traced values
 
 from __future__ import annotations
 
+import dis
 import os
 import re
 import sys
@@ -332,6 +333,10 @@ def per_code(cache: dict[int, tuple[Any, Any]], limit: int, code: Any, make: Cal
     return value
 
 
+_SUBSCRIPTS = frozenset(dis.opmap[name] for name in ("BINARY_SUBSCR", "BINARY_SLICE", "STORE_SUBSCR", "STORE_SLICE")
+                        if name in dis.opmap)
+
+
 def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
     table: list[tuple[int, None, None] | None] = [None] * (len(code.co_code) // 2)
     by_line: dict[int, tuple[int, None, None]] = {}
@@ -341,6 +346,15 @@ def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
             if site is None:
                 site = by_line[line] = (line, None, None)
             table[start // 2:end // 2] = [site] * ((end - start) // 2)
+    # A subscript is at the line of its closing bracket: Python gives it the line where its whole expression starts
+    # (``(x\n .reshape(4, 3)[::-1])`` would be at ``(x``)
+    raw = code.co_code
+    for unit, (line, end_line, _, _) in enumerate(code.co_positions()):
+        if end_line is not None and end_line != line and raw[unit * 2] in _SUBSCRIPTS:
+            site = by_line.get(end_line)
+            if site is None:
+                site = by_line[end_line] = (end_line, None, None)
+            table[unit] = site
     return table
 
 
