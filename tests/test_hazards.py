@@ -783,3 +783,19 @@ def test_an_untraced_call_reaching_an_output_through_a_baked_scalar_is_an_error(
         (hazard,) = [h for h in trace.hazards if h.kind == "untraced-call"]
         assert hazard.line == 1 and hazard.severity == ("error" if reaches else "warning"), (source, hazard)
         assert ("does not reach any output" in hazard.message) is not reaches
+
+
+@pytest.mark.parametrize("source, says", [
+    ("y = x / np.sqrt(np.sum(x * x))", "keepdims=True on the reduction"),
+    ("y = x * 2 if x.sum() > 0 else x", "keepdims=True on the reduction"),
+    ("y = x / sum(x)", "np.sum(x, keepdims=True) for sum(x)"),
+    ("y = x - min(x)", "np.min(x, keepdims=True)"),
+    ("a, b, c, d = x\ny = x * a", "slice: a, b = x[0:1], x[1:2]"),
+    ("y = x * x[0]", "x[0:1] instead of x[0]"),
+])
+def test_a_broken_chain_fix_speaks_of_what_broke_the_chain(source, says):
+    """A 0-d value made by a call is fixed with keepdims, Python's iteration by working on the whole array, an
+    index by keeping an axis in it (the index's text was given for all three)."""
+    hazard = [h for h in trace(source, x=np.array([0.5, -1.0, 1.5, 2.0], np.float32)).hazards
+              if h.kind == "broken-chain"][0]
+    assert says in hazard.fix, hazard.fix

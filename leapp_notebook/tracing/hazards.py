@@ -104,6 +104,14 @@ _OUTSIDE_FIX = ("give its result to node '{node}' through annotate.input_tensors
                 "'{producer}' before its annotate.output_tensors, or into node '{node}' after its "
                 "annotate.input_tensors, computed from the values that call returns")
 
+# broken-chain fixes for a 0-d value made by a call, and for Python's iteration over a 1-D array (the kind's own fix
+# is about an index)
+_KEEP_AN_AXIS = ("keep an axis on the call that made the 0-d value, so it stays an array: keepdims=True on the "
+                 "reduction (np.sum(x, keepdims=True), x.max(keepdims=True)); x[i:i+1] instead of x[i]")
+_WHOLE_ARRAY = ("work on the whole array instead of its elements: np.sum(x, keepdims=True) for sum(x), np.min(x, "
+                "keepdims=True) and np.max(x, keepdims=True) for min(x) and max(x), array operations for a loop over "
+                "x; to take elements apart, slice: a, b = x[0:1], x[1:2] (or np.split(x, n))")
+
 _BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
 
 # Every message the engine, the probe and the LEAPP-defects check report, by cause.
@@ -190,13 +198,21 @@ CAUSES: dict[str, Cause] = {
     # broken-chain: a value leaves the graph as a NumPy scalar
     "scalar-result-baked": Cause("broken-chain", "{name} on 0-d traced values returns a NumPy scalar ({type}), "
                                  "which LEAPP 0.7.2 does not trace (it logs nothing): its trace-time value is baked "
-                                 "as constant {const}."),
+                                 "as constant {const}.", _KEEP_AN_AXIS),
     "scalar-result-kept": Cause("broken-chain", "{name} on 0-d traced values returns a NumPy scalar ({type}), which "
-                                "LEAPP 0.7.2 does not trace (it logs nothing); recorded here as a 0-d tensor."),
+                                "LEAPP 0.7.2 does not trace (it logs nothing); recorded here as a 0-d tensor.",
+                                _KEEP_AN_AXIS),
     "scalar-key-baked": Cause("broken-chain", "{what} a NumPy scalar ({type}), which is not traced: its "
                               "trace-time value is baked as constant {const}."),
     "scalar-key-kept": Cause("broken-chain", "{what} a NumPy scalar; recorded here as a 0-d tensor. LEAPP 0.7.2 "
                              "stops tracing there and bakes the value."),
+    "scalar-iteration-baked": Cause("broken-chain", "iterating over a 1-D traced array (a for loop, unpacking, or "
+                                    "Python's sum(), min(), max() over it) yields NumPy scalars ({type}), which are "
+                                    "not traced: their trace-time values are baked as constant {const}.",
+                                    _WHOLE_ARRAY),
+    "scalar-iteration-kept": Cause("broken-chain", "iterating over a 1-D traced array (a for loop, unpacking, or "
+                                   "Python's sum(), min(), max() over it) yields NumPy scalars; recorded here as 0-d "
+                                   "tensors. LEAPP 0.7.2 stops tracing there and bakes the values.", _WHOLE_ARRAY),
     "flat": Cause("broken-chain", "{what}, which are not traced: whatever is computed from them is baked into the "
                   "graph."),
     # reversed-slice

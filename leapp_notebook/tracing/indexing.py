@@ -92,10 +92,9 @@ def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[A
         node = builder.const(np.asarray(eager), baked=True,
                              origin=f"x{text} at line {line}: a NumPy scalar, no longer traced",
                              line=line, source_nodes=[source.name], helper=helper)
-        what = "iterating over a 1-D traced array yields" if iterating else \
-            f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
-        builder.report("scalar-key-baked", line, [node.name], location=location, what=what,
-                       type=type(eager).__name__, const=node.name)
+        what = f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
+        builder.report("scalar-iteration-baked" if iterating else "scalar-key-baked", line, [node.name],
+                       location=location, what=what, type=type(eager).__name__, const=node.name)
         return sess.wrap(builder, eager, node)
     graph_key, reversed_dims, pre_flips, advanced = _graph_key(sess, builder, array, key_tuple, line, helper)
     flipped_first = None
@@ -120,9 +119,9 @@ def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[A
             builder.report("reversed-unreversed", line, [node.name], location=location,
                            expr=f"{sess.name_of(array) or 'x'}{text}")
     if scalar_result:
-        what = "iterating over a 1-D traced array yields" if iterating else \
-            f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
-        builder.report("scalar-key-kept", line, [node.name], location=location, what=what)
+        what = f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
+        builder.report("scalar-iteration-kept" if iterating else "scalar-key-kept", line, [node.name],
+                       location=location, what=what)
     traced = sess.wrap(builder, eager, node)
     if not reversed_dims and not pre_flips and not advanced:
         update(node, view=True)  # basic indexing: NumPy's value is a view of the source, same layout
