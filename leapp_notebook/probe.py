@@ -718,6 +718,7 @@ def _input_dependent(original: torch.fx.GraphModule, retraced: torch.fx.GraphMod
 
 # hazards by which a Python value leaves traced data (and comes back as a literal wherever the cell uses it)
 _VALUE_LEAVES = frozenset({"value-extraction", "broken-chain"})
+_DRAWN = frozenset({"nondeterministic"})  # hazards of values drawn at random (a constant of each trace's own draw)
 
 
 def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, Any]] | None,
@@ -731,11 +732,13 @@ def _baked_values(node: Node, index: int, dependent: dict[str, tuple[str, Any, A
         named = tuple(sorted({h.line for h in node.hazards
                               if h.line is not None and h.kind != "semantic-mismatch"
                               and (name in h.graph_nodes or (line is not None and h.line == line))}))
-        if named or kind != "literal":
+        if named:
             return named
         # A Python number in an op that varies with the inputs left the graph somewhere: where the node's hazards
-        # say a value did (m = x.sum().item() at one line, y = x * m at the next: the literal is m)
-        return tuple(sorted({h.line for h in node.hazards if h.line is not None and h.kind in _VALUE_LEAVES}))
+        # say a value did (m = x.sum().item() at one line, y = x * m at the next: the literal is m). A constant that
+        # differs from trace to trace may be a random draw (noise = np.random.normal(...) at one line, used later)
+        kinds = _VALUE_LEAVES if kind == "literal" else _DRAWN
+        return tuple(sorted({h.line for h in node.hazards if h.line is not None and h.kind in kinds}))
 
     if structure_changed:
         branches = [h for h in node.hazards if h.kind == "data-dependent-branch"]
@@ -1286,8 +1289,11 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
             found = baked.get(key, [])
             baked_lines = {c.line for c in found if c.line is not None} | {n for c in found for n in c.hazard_lines}
             branch = any(c.kind == "branch" for c in found)
+            # (a random draw in the node makes the graph and the eager cell differ on any run, whichever value the
+            # draw reaches: the retrace may even have drawn the same mask)
             if any(h.severity == "error" and (set(h.graph_nodes) & behind or h.line in baked_lines
-                                              or (branch and h.kind == "data-dependent-branch"))
+                                              or (branch and h.kind == "data-dependent-branch")
+                                              or h.kind in _DRAWN)
                    for h in node.hazards):
                 continue
             unnamed = [c for c in found if not c.hazard_lines and c.node]

@@ -13,6 +13,7 @@ import json
 import linecache
 import os
 import sys
+import threading
 import traceback
 import warnings
 from pathlib import Path
@@ -165,6 +166,42 @@ def _conversion(name: str) -> Callable[..., Any]:
     return converted
 
 
+def _drawing(name: str) -> Callable[..., Any]:
+    """``np.random.<name>`` (the legacy functions on NumPy's global RandomState) during a trace: a draw inside a
+    node is ``nondeterministic``, as torch's random functions are."""
+    original = getattr(np.random, name)
+
+    def drawn(*args: Any, **kwargs: Any) -> Any:
+        sess = _session.ACTIVE
+        if sess is None or sess.suspended or sess.thread != threading.get_ident():
+            return original(*args, **kwargs)
+        sess.suspended += 1  # NumPy's own np.empty for the draw is not a watched array of the cell's
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            sess.suspended -= 1
+        builder = sess.open_builder()
+        if builder is not None:
+            line, location, _ = sess.where()
+            builder.report("random", line, [], name=name, location=location, call=f"np.random.{name}")
+        return result
+
+    drawn.__wrapped__ = original  # type: ignore[attr-defined]
+    drawn.__name__ = name
+    drawn.__doc__ = original.__doc__
+    return drawn
+
+
+# NumPy's legacy random functions (np.random.normal, ...): what a cell draws noise or a dropout mask with
+_DRAWS = ("beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma", "geometric",
+          "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
+          "multivariate_normal", "negative_binomial", "noncentral_chisquare", "noncentral_f", "normal", "pareto",
+          "permutation", "poisson", "power", "rand", "randint", "randn", "random", "random_integers",
+          "random_sample", "ranf", "rayleigh", "sample", "shuffle", "standard_cauchy", "standard_exponential",
+          "standard_gamma", "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull",
+          "zipf")
+_RANDOM_ORIGINAL: dict[str, Callable[..., Any]] = {}
+
 _WATCHED = ("zeros", "ones", "empty", "full", "eye", "identity")
 _CONVERTED = ("array", "asarray", "ascontiguousarray")
 
@@ -180,6 +217,15 @@ def _install() -> None:
             if wrapper is None or wrapper.__wrapped__ is not original:  # type: ignore[attr-defined]
                 wrapper = _WRAPPERS[name] = make(name)
             setattr(np, name, wrapper)
+    for name in _DRAWS:
+        original = getattr(np.random, name, None)
+        if original is None:
+            continue
+        _RANDOM_ORIGINAL[name] = original
+        wrapper = _WRAPPERS.get(f"random.{name}")
+        if wrapper is None or wrapper.__wrapped__ is not original:  # type: ignore[attr-defined]
+            wrapper = _WRAPPERS[f"random.{name}"] = _drawing(name)
+        setattr(np.random, name, wrapper)
     _tensor.install()
 
 
@@ -194,6 +240,12 @@ def _uninstall() -> dict[int, Any]:
             setattr(np, name, original)
             restored[id(wrapper)] = original
     _ORIGINAL.clear()
+    for name, original in _RANDOM_ORIGINAL.items():
+        wrapper = getattr(np.random, name)
+        if getattr(wrapper, "__wrapped__", None) is original:
+            setattr(np.random, name, original)
+            restored[id(wrapper)] = original
+    _RANDOM_ORIGINAL.clear()
     return restored
 
 

@@ -220,6 +220,28 @@ def test_random_ops_inside_a_node_are_nondeterministic(random_op, line):
     assert not trace.probe(n=4, seed=0).passed  # the graph and the eager cell draw different values
 
 
+@pytest.mark.parametrize("draw, line", [
+    ("noise = np.random.normal(0.0, 0.1, size=a.shape).astype(np.float32)\ny = a + noise", 2),
+    ("y = a * (np.random.rand(*a.shape) > 0.5)", 2),  # a dropout-style mask
+    ("y = a + torch.randn_like(torch.from_numpy(a)).numpy()", 2),
+])
+def test_numpy_and_torch_draws_inside_a_node_are_nondeterministic_and_explain_the_probe(draw, line):
+    """NumPy's np.random.* is a random op as torch's are; the draw explains the failing probe (no second error,
+    semantic-mismatch, with a lookup bug's fix); a torch random op's node is marked."""
+    cell = f"a = annotate.input_tensors('n', {{'a': x}})\n{draw}\nannotate.output_tensors('n', {{'y': y}})\n"
+    namespace = {"np": np, "torch": torch, "x": np.array([0.3, 0.8, 1.2, 2.5], np.float32)}
+    for profile in ("leapp", "full"):
+        trace = ln.trace_cell(cell, dict(namespace), profile=profile)
+        assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [("nondeterministic", "error", line)]
+        (hazard,) = trace.hazards
+        graph = {n.name: n for n in trace.nodes["n"].graph.graph.nodes}
+        assert all(name in graph for name in hazard.graph_nodes)
+        assert ("randn_like" in hazard.graph_nodes) == ("torch" in draw)
+        report = trace.probe(n=8, seed=0)
+        assert not report.passed and report.hazards == []
+    assert np.random.normal.__module__ == "numpy.random"  # NumPy's own again after the trace
+
+
 def test_dropout_with_training_false_is_not_random():
     cell = "t = annotate.input_tensors('n', {'t': x})\ny = torch.nn.functional.dropout(t, 0.5, training=False)\n" \
            "annotate.output_tensors('n', {'y': y})\n"

@@ -442,8 +442,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     before = None
     if in_place and getattr(target, "_lp", None) is None:
         before = target.detach().clone()  # an untraced tensor receiving traced data: its old value is a constant
-    if plan.random or (plan.dropout and _dropout_active(func, args, kwargs)):
-        builder.report("random", line, [], name=name, location=location, call=shown)
+    random = plan.random or (plan.dropout and _dropout_active(func, args, kwargs))
     # graph values first: an in-place op bumps its tensor's version, which would make it look stale
     start = len(builder.fresh)
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
@@ -470,6 +469,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
     node = builder.emit(plan.op, plan.target, tuple(graph_args), graph_kwargs, line=line, numpy=shown,
                         location=location, helper=helper)
+    if random:
+        builder.report("random", line, [node.name], name=name, location=location, call=shown)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
         return _rebind(sess, builder, target, node, line, location, version)
