@@ -196,11 +196,16 @@ def test_the_seeds_index_array_rewrite_is_clean():
 
 # ----------------------------------------------------------------------------- numpy-scalar
 
-@pytest.mark.parametrize("source", ["y = x * np.float32(2.0)", "y = np.float64(1) + x"])
+@pytest.mark.parametrize("source", ["y = x * np.float32(2.0)", "y = np.float64(1) + x",
+                                    "y = x * 1.0\ny *= np.float32(2.0)"])
 def test_numpy_scalar_operand(source):
     t = trace(source, x=X1)
     hazard = only(t, "numpy-scalar")
-    assert hazard.severity == "error" and hazard.line == 1
+    line = source.count("\n") + 1
+    assert hazard.severity == "error" and hazard.line == line
+    graph = {n.name: n for n in t.nodes["node"].graph.graph.nodes}
+    marked = [graph[name] for name in hazard.graph_nodes]  # the scalar's constant and the op it is an operand of
+    assert marked[0].op == "get_attr" and marked[-1].op == "call_function" and facts(marked[-1]).line == line
     assert "np.array(2.0, np.float32)" in hazard.fix
     assert only(trace(source, x=X1, profile="full"), "numpy-scalar").severity == "warning"
     assert agrees_on_fresh_input(t, FRESH1)  # recorded correctly: the hazard is about LEAPP

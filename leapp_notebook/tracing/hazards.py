@@ -373,7 +373,7 @@ def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | Non
     key = (kind, line)
     existing = table.get(key)
     if existing is not None:
-        _merge_names(existing, graph_nodes)
+        merge_names(existing, graph_nodes)
         error = (severity or _severity(kind, profile)) == "error"
         if (name and name not in existing.message) or (error and existing.severity != "error"):
             existing.message += f" Also on this line: {message}"
@@ -390,7 +390,7 @@ def add(table: dict[tuple[str, int | None], Hazard], cause: str, line: int | Non
     return hazard, True
 
 
-def _merge_names(hazard: Hazard, names: list[str]) -> None:
+def merge_names(hazard: Hazard, names: list[str]) -> None:
     """Append to ``hazard.graph_nodes`` the ``names`` it does not list yet. A loop repeats a hazard on every pass,
     so the list grows with the cell: membership is asked of a set kept beside it (``_listed``: the list, its length
     when they were last in step, and the set; not a field of the dataclass), made again when the list was replaced

@@ -44,7 +44,7 @@ from .provenance import (
     site_finder,
     tensor_version,
 )
-from .types import Node, TraceError
+from .types import Hazard, Node, TraceError
 
 if TYPE_CHECKING:
     from .array import TracedArray
@@ -718,7 +718,7 @@ class Session:
         if template is not None:
             # a described signature holds no NumPy scalar, so nothing to report for one
             return self.replayed(builder, template, row, name, params, eager_params, result, scalar_result, site)
-        self._check_numpy_scalars(builder, params, line, location, name)
+        scalar_operand = self._check_numpy_scalars(builder, params, line, location, name)
         reason = ""
         nodes: Any = None
         start, reports = len(builder.fresh), builder.n_reports
@@ -750,6 +750,8 @@ class Session:
         built_reports = builder.n_reports
         self._after_build(builder, row, name, nodes, result, scalar_result, line, location, finding)
         traced = self.wrap(builder, result, nodes)
+        if scalar_operand is not None:  # the call's nodes: the scalar's constant and the op it is an operand of
+            hz.merge_names(scalar_operand, [n.name for n in builder.fresh[start:]])
         casts = replay.settle(self, builder, start, params.values(), traced)
         if key is not None:
             template = None
@@ -899,17 +901,18 @@ class Session:
                        at=f" at line {line}" if line != step_line else "")
 
     def _check_numpy_scalars(self, builder: NodeBuilder, params: dict[str, Any], line: int | None,
-                             location: str | None, name: str) -> None:
+                             location: str | None, name: str) -> Hazard | None:
         if self.outside_scalars:
             for value in params.values():
                 if isinstance(value, np.generic):
                     self.scalar_used(builder, value, line)
         for value in params.values():
             if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-                builder.report("numpy-scalar-operand", line, [], location=location,
-                               scalar=f"{type(value).__name__}({value.item()!r})", call=name,
-                               recorded=". Recorded here with NumPy's dtype." if self.profile == "full" else ".")
-                return
+                return builder.report("numpy-scalar-operand", line, [], location=location,
+                                      scalar=f"{type(value).__name__}({value.item()!r})", call=name,
+                                      recorded=". Recorded here with NumPy's dtype." if self.profile == "full"
+                                      else ".")
+        return None
 
     def written_into_plain(self, builder: NodeBuilder, target: Any, name: str, item: bool = False) -> None:
         """A plain ndarray received traced data through ``out=`` of the call ``name``, or, with ``item``, by item
