@@ -192,6 +192,22 @@ def _drawing(name: str) -> Callable[..., Any]:
     return drawn
 
 
+def _isscalar(name: str) -> Callable[..., Any]:
+    """``np.isscalar`` during a trace: True for the NumPy scalar a call returned, which the tracer holds as a marked
+    0-d array (``x.sum()``), as NumPy answers for the scalar itself."""
+    original = getattr(np, name)
+
+    def isscalar(element: Any) -> bool:
+        if type(element) is TracedArray and getattr(element, "_scalar", False):
+            return True
+        return original(element)
+
+    isscalar.__wrapped__ = original  # type: ignore[attr-defined]
+    isscalar.__name__ = "isscalar"
+    isscalar.__doc__ = original.__doc__
+    return isscalar
+
+
 # NumPy's legacy random functions (np.random.normal, ...): what a cell draws noise or a dropout mask with
 _DRAWS = ("beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma", "geometric",
           "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
@@ -210,7 +226,7 @@ _WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy function (r
 
 
 def _install() -> None:
-    for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion)):
+    for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion), (("isscalar",), _isscalar)):
         for name in names:
             original = _ORIGINAL[name] = getattr(np, name)
             wrapper = _WRAPPERS.get(name)

@@ -804,3 +804,12 @@ def test_a_broken_chain_fix_speaks_of_what_broke_the_chain(source, says):
     hazard = [h for h in trace(source, x=np.array([0.5, -1.0, 1.5, 2.0], np.float32)).hazards
               if h.kind == "broken-chain"][0]
     assert says in hazard.fix, hazard.fix
+
+
+def test_np_isscalar_of_a_numpy_scalar_the_tracer_keeps_is_true_as_in_numpy():
+    """The tracer holds ``x.sum()`` as a marked 0-d array; ``np.isscalar`` answers as NumPy does for the scalar (it
+    was False: the graph and the namespace took the other branch, without a hazard)."""
+    source = "s = x.sum()\ny = x * 2.0 if np.isscalar(s) else x * 3.0"
+    t = trace(source, x=X1)
+    assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)
+    assert np.isscalar.__module__.startswith("numpy")  # NumPy's own again after the trace
