@@ -426,6 +426,12 @@ def _export_request(args: argparse.Namespace) -> ExportRequest | None:
         if unknown or not formats:
             raise UsageProblem(f"--format {args.format}: give one or more of {', '.join(EXPORT_WITH)}, "
                                "comma separated")
+        from .export import chosen_formats
+
+        try:
+            chosen_formats(formats)  # two formats of one file (jit and jit-trace both write <node>.pt), a missing extra
+        except TraceError as exc:
+            raise UsageProblem(f"--format {args.format}: {exc}") from exc
     # cells run with their notebook's folder as working directory: DIR is the caller's
     return ExportRequest(Path(args.export).absolute(), formats)
 

@@ -46,7 +46,7 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # arguments
 # ------------------------------------------------------------------------------------------
 
-def _formats(formats: Any) -> tuple[str, ...]:
+def chosen_formats(formats: Any) -> tuple[str, ...]:
     """The chosen formats as LEAPP's canonical backend names (``jit`` -> ``jit-script``), in order."""
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
@@ -808,7 +808,7 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
     ``directory``); raise from it to cancel, which leaves the directory as it was. ``True`` shows a rich progress
     bar on stderr. Torch's ONNX exporter takes a minute and more on a graph of a few thousand ops.
     """
-    chosen = _formats(formats)
+    chosen = chosen_formats(formats)
     target = _directory(directory)
     yaml_name = _file_name("graph" if name is None else name, "name").removesuffix(".yaml")
     for node_name in trace.nodes:

@@ -515,3 +515,9 @@ def test_terminal_escapes_from_a_cell_or_a_file_name_are_never_printed(tmp_path,
     code, out, _ = check(str(book), capsys=capsys)
     assert code == 1 and "\x1b" not in out and "\x07" not in out
     assert "\ufffd[31mnamed.ipynb" in out and "\ufffd[2Jboom" in out
+
+
+def test_two_formats_of_one_file_are_a_usage_error_before_anything_runs(tmp_path, capsys):
+    book = write_notebook(tmp_path / "nb.ipynb", SETUP + "open('ran', 'w').close()", CLEAN_CELL)
+    code, out, err = check(str(book), "--export", str(tmp_path / "out"), "--format", "jit,jit-trace", capsys=capsys)
+    assert code == 2 and "both write <node>.pt" in err and not (tmp_path / "ran").exists()
