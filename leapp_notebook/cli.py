@@ -92,7 +92,14 @@ class FileReport:
 
 class _ShellStub:
     """``get_ipython()`` for headless runs: every magic and shell command (``run_line_magic``, ``system``,
-    ...) is a no-op returning None."""
+    ...) is a no-op returning None; ``loaded`` says whether the cells loaded this extension (``%load_ext``)."""
+
+    def __init__(self) -> None:
+        self.loaded = False
+
+    def run_line_magic(self, name: str, line: str, *_: Any, **__: Any) -> None:
+        if name in ("load_ext", "reload_ext") and "leapp_notebook" in line.split():
+            self.loaded = True
 
     def __getattr__(self, name: str) -> Any:
         return lambda *_, **__: None
@@ -224,6 +231,9 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
             if command == MAGIC_PREFIX:
                 result = CellReport(number)
                 report.cells.append(result)
+                if not shell.loaded:
+                    result.notes.append("no %load_ext leapp_notebook before this cell: Jupyter runs it only where "
+                                        "IPython's configuration loads the extension (else: Cell magic not found)")
                 try:
                     options = parse_options(line)
                     result.profile = profile or options.profile

@@ -521,3 +521,11 @@ def test_two_formats_of_one_file_are_a_usage_error_before_anything_runs(tmp_path
     book = write_notebook(tmp_path / "nb.ipynb", SETUP + "open('ran', 'w').close()", CLEAN_CELL)
     code, out, err = check(str(book), "--export", str(tmp_path / "out"), "--format", "jit,jit-trace", capsys=capsys)
     assert code == 2 and "both write <node>.pt" in err and not (tmp_path / "ran").exists()
+
+
+def test_a_traced_cell_before_any_load_ext_gets_a_note(tmp_path, capsys):
+    without = write_notebook(tmp_path / "bare.ipynb", SETUP.replace("%load_ext leapp_notebook\n", ""), CLEAN_CELL)
+    code, out, _ = check(str(without), capsys=capsys)
+    assert code == 0 and "note: no %load_ext leapp_notebook before this cell" in out
+    code, out, _ = check(str(write_notebook(tmp_path / "loaded.ipynb", SETUP, CLEAN_CELL)), capsys=capsys)
+    assert code == 0 and "%load_ext" not in out
