@@ -383,6 +383,8 @@ def _validate(paths: Sequence[Path]) -> None:
             raise UsageProblem(f"{path}: no such file")
         if path.is_dir():
             raise UsageProblem(f"{path}: is a directory; name the .ipynb notebooks and .py scripts to check")
+        if not path.is_file():  # a named pipe or a device would be read forever
+            raise UsageProblem(f"{path}: not a regular file")
         if path.suffix not in (".ipynb", ".py"):
             raise UsageProblem(f"{path}: cannot check a '{path.suffix}' file; give .ipynb notebooks or "
                                ".py scripts")

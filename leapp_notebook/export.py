@@ -499,6 +499,8 @@ def _make_folders(path: Path) -> list[Path]:
             continue
         except OSError as exc:
             raise _failed(probe, exc) from exc
+        if probe.is_symlink() and not probe.exists():
+            raise _failed(probe, f"a symbolic link to {os.readlink(probe)}, which does not exist")
         if not probe.is_dir():  # follows a symbolic link to a folder
             raise _failed(probe, "is a file, not a folder")
         break
@@ -610,6 +612,8 @@ class _Commit:
             parent = self.real.parent
             self.in_place = not self._swappable()
         else:
+            if target.is_symlink():
+                raise _failed(target, f"a symbolic link to {os.readlink(target)}, which does not exist")
             self.created = _make_folders(target.absolute().parent)
             self.real = target.absolute()
             parent = self.real.parent

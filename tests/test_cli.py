@@ -529,3 +529,10 @@ def test_a_traced_cell_before_any_load_ext_gets_a_note(tmp_path, capsys):
     assert code == 0 and "note: no %load_ext leapp_notebook before this cell" in out
     code, out, _ = check(str(write_notebook(tmp_path / "loaded.ipynb", SETUP, CLEAN_CELL)), capsys=capsys)
     assert code == 0 and "%load_ext" not in out
+
+
+def test_a_named_pipe_is_a_usage_error_not_a_wait_forever(tmp_path, capsys):
+    fifo = tmp_path / "nb.ipynb"
+    os.mkfifo(fifo)
+    code, _, err = check(str(fifo), capsys=capsys)
+    assert code == 2 and "not a regular file" in err

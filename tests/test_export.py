@@ -723,3 +723,11 @@ def test_a_float64_output_of_float32_values_is_checked_at_float32s_precision_aft
 def test_a_float32_policys_float64_action_exports_to_onnx(tmp_path):
     paths = _f32_policy_times_f64_constant().export(tmp_path / "onnx", formats=("onnx",))
     assert [p.name for p in paths] == ["n.onnx", "graph.yaml"]
+
+
+def test_a_dangling_link_as_the_folder_says_where_it_points(tmp_path):
+    (tmp_path / "deploy").symlink_to(tmp_path / "gone")
+    for target in (tmp_path / "deploy", tmp_path / "deploy" / "sub"):
+        with pytest.raises(ln.ExportBlocked, match=f"a symbolic link to {tmp_path / 'gone'}, which does not exist"):
+            clip_trace().export(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy"]
