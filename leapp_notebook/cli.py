@@ -236,6 +236,10 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
                                         "IPython's configuration loads the extension (else: Cell magic not found)")
                 try:
                     options = parse_options(line)
+                    if options.help:  # Jupyter prints the usage and runs nothing of the cell
+                        report.cells.remove(result)
+                        report.skipped.append(number)
+                        continue
                     result.profile = profile or options.profile
                     if options.export is not None and not cell_exports:
                         result.notes.append(f"--export {options.export} ignored: check writes no file unless "

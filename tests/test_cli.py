@@ -536,3 +536,9 @@ def test_a_named_pipe_is_a_usage_error_not_a_wait_forever(tmp_path, capsys):
     os.mkfifo(fifo)
     code, _, err = check(str(fifo), capsys=capsys)
     assert code == 2 and "not a regular file" in err
+
+
+def test_a_help_cell_runs_nothing_as_in_jupyter(tmp_path, capsys):
+    book = write_notebook(tmp_path / "help.ipynb", SETUP, "%%leapp_trace --help\n" + SEED_INTERP_CELL, CLEAN_CELL)
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 0 and "cell magics skipped in cells 3" in out and "untraced-call" not in out
