@@ -813,3 +813,26 @@ def test_np_isscalar_of_a_numpy_scalar_the_tracer_keeps_is_true_as_in_numpy():
     t = trace(source, x=X1)
     assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)
     assert np.isscalar.__module__.startswith("numpy")  # NumPy's own again after the trace
+
+
+@pytest.mark.parametrize("source", [
+    "y = np.vectorize(lambda a: a * 2.0)(x) + x",
+    "y = np.frompyfunc(lambda a: a * 2.0, 1, 1)(x).astype(np.float32) + x",
+])
+def test_a_python_function_mapped_over_traced_data_is_an_untraced_call(source):
+    """np.vectorize and np.frompyfunc run Python on each element: an array of Python objects no graph holds. It was a
+    constant of the graph without a word; now an untraced-call at its line, and the probe fails."""
+    t = trace(source, x=X1)
+    assert [(h.kind, h.line, h.severity) for h in t.hazards] == [("untraced-call", 1, "error")]
+    assert "object values" in t.hazards[0].message
+    assert not t.probe(8, seed=0).passed
+
+
+def test_a_deep_copy_of_traced_data_is_recorded_as_a_copy():
+    """copy.deepcopy(x) is x.copy() (LEAPP 0.7.2 follows it too, measured); it was a plain copy, a constant of the
+    graph without a hazard."""
+    source = "z = copy.deepcopy(x)\nz[0] = 5.0\ny = z * 2 + x"
+    for profile in ("leapp", "full"):
+        t = ln.trace_cell(source, {"np": np, "copy": __import__("copy"), "x": X1.copy()}, inputs=["x"],
+                          outputs=["y"], profile=profile)
+        assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)

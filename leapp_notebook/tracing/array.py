@@ -773,6 +773,10 @@ class TracedArray(ndarray):
         return self.view(ndarray).__reduce__()
 
     def __deepcopy__(self, memo: Any) -> ndarray:
+        # copy.deepcopy(x) in a node is x.copy(), recorded (it was a plain copy: a constant, silently)
+        sess = _session.active()
+        if sess is not None and not sess.suspended and self._lp is not None and self._lp.builder is not None:
+            return self.copy()
         return self.view(ndarray).copy()
 
 

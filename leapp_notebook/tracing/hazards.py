@@ -150,6 +150,8 @@ CAUSES: dict[str, Cause] = {
                                     "wherever it is used."),
     "python-value": Cause("untraced-call", "{why}{where}: it returns a Python value ({value}) fixed at trace time; "
                           "whatever uses it is frozen in the graph."),
+    "python-objects": Cause("untraced-call", "{why}{where}: it returns an array of {dtype} values, which no graph "
+                            "holds: whatever is computed from it is fixed at trace time and frozen in the graph."),
     "leapp-does-not-record": Cause("untraced-call", "{name} is recorded here, but LEAPP 0.7.2's lookup does not "
                                    "record it: exported with LEAPP, its result would be baked as a constant."),
     "out-into-plain": Cause("untraced-call", "{name} writes traced data into a plain array through out=; the tracer "

@@ -851,7 +851,7 @@ class Session:
         in_full = row is not None
         lookup = "LEAPP 0.7.2's lookup" if self.profile == "leapp" else "the lookup"
         why = f"{name} is not in {lookup}{reason}"
-        if self.profile == "leapp" and not reason:
+        if self.profile == "leapp" and not reason and name.startswith(("np.", "ndarray.")):
             # the function's own name, as LEAPP takes it from the function: ``np.asarray([...])`` logs ``asarray``
             why += f" (LEAPP logs: \"No torch equivalent for numpy function {name.split('(')[0].split('.')[-1]}. " \
                    "Operation will not be traced.\")"
@@ -870,7 +870,9 @@ class Session:
             return rebuilt(result, wrapped)
         if isinstance(result, (ndarray, np.generic)):
             array = np.asarray(plain(result, depth=0))
-            if array.dtype.kind not in "biufc":
+            if array.dtype.kind not in "biufc":  # np.frompyfunc's or np.vectorize's objects, strings: no constant
+                builder.report("python-objects", line, sources, name=name, location=location, why=why, where=where,
+                               dtype=array.dtype.name)
                 return plain(result, depth=0)
             node = builder.const(array, baked=True, origin=f"{name} at line {line}", line=line,
                                  source_nodes=sources, helper=helper)
