@@ -276,7 +276,7 @@ def test_in_place_ops_are_recorded_functionally_and_a_write_into_an_input_is_rep
     ("numpy", "torch.from_numpy(x[1:]).mul_(2)", ["untraced-call", "untraced-output"]),
     ("torch", "x.add_(1)", []),
     ("torch", "x[0] = 5", []),
-    ("torch", "x[:2].mul_(2)", ["untraced-call", "untraced-output"]),
+    ("torch", "x[:2].mul_(2)", ["semantic-mismatch"]),  # followed into x (setitem); LEAPP 0.7.2 drops it
     ("torch", "a = x.detach().numpy()\na += 1", []),
     # the array written is a temporary, gone when x is read: nothing holds the write's value for x (reported)
     ("torch", "x.detach().numpy()[0] = 7", ["untraced-call", "untraced-output"]),
@@ -287,7 +287,8 @@ def test_a_write_into_a_node_input_is_reported_whichever_side_writes(kind, write
     raw = np.ones(3) if kind == "numpy" else torch.ones(3)
     trace = ln.trace_cell(cell, {"np": np, "torch": torch, "raw": raw})
     assert not np.array_equal(np.asarray(raw), np.ones(3))  # the cell wrote into the caller's value, as untraced
-    hazard, *others = trace.hazards
+    (hazard,) = [h for h in trace.hazards if "node input 'x' is written in place" in h.message]
+    others = [h for h in trace.hazards if h is not hazard]
     what, copy = ("array", "copy") if kind == "numpy" else ("tensor", "clone")
     assert (hazard.kind, hazard.severity, hazard.line) == ("untraced-call", "warning", 2 + write.count("\n"))
     assert f"node input 'x' is written in place: the eager cell changes the caller's {what}" in hazard.message
@@ -369,7 +370,8 @@ def test_a_torch_view_taken_before_a_write_into_other_bytes_stays_traced(write):
     cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\nrow = u[0]\n{write}\n"
             "y = row * 2\nannotate.output_tensors('n', {'y': y})\n")
     trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(2, 4)})
-    assert trace.hazards == []
+    # (u[1:].mul_(2): LEAPP 0.7.2 drops the write into u, a warning: u's new value reaches no output)
+    assert [h for h in trace.hazards if h.severity == "error"] == []
     fresh = torch.rand(2, 4) * 4 - 2
     torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[0] * 2)
     assert trace.probe(seed=0).passed
@@ -382,7 +384,7 @@ def test_a_torch_column_taken_before_a_write_into_other_columns_stays_traced(wri
     cell = (f"t = annotate.input_tensors('n', {{'t': x}})\nu = t * 1\ncol = u[:, 0]\n{write}\n"
             "y = col * 2\nannotate.output_tensors('n', {'y': y})\n")
     trace = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3, 4)})
-    assert trace.hazards == []
+    assert [h for h in trace.hazards if h.severity == "error"] == []  # (a warning for LEAPP's dropped write into u)
     fresh = torch.rand(3, 4)
     torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh[:, 0] * 2)
 
@@ -400,7 +402,7 @@ def test_a_view_taken_before_a_write_across_a_crossing_into_other_bytes_stays_tr
     """The array is written through a tensor on its memory, in bytes the view does not span: still its node."""
     cell = "a = x * 1\nrow = a[:1]\nt = torch.from_numpy(a)\nt[1:].mul_(2)\ny = row * 2\n"
     trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": SHARED_X.copy()}, outputs=["y"])
-    assert trace.hazards == []
+    assert [h for h in trace.hazards if h.severity == "error"] == []  # (LEAPP's dropped write into t: a warning)
     assert trace.probe(seed=0).passed
 
 
@@ -773,3 +775,27 @@ def test_indices_crossing_between_numpy_and_torch_are_recorded_as_numpy_and_torc
         assert t.hazards == [], t.hazards
         report = t.probe(24, seed=1)
         assert report.passed and report.hazards == [], report
+
+
+@pytest.mark.parametrize("write", ["a[:, :2].clamp_(-1.0, 1.0)", "a[0].zero_()", "a[:, 1:].mul_(0.5)"])
+def test_an_in_place_op_on_a_view_is_written_into_its_base(write):
+    """``action[:, :2].clamp_(-1, 1)``: the base is written through the view. The graph records the base's new value
+    (setitem), where the base was baked with an error at the line that read it and a fix that did not apply. LEAPP
+    0.7.2 records the op on the view alone (its export returns the base unwritten, measured): an error in leapp."""
+    torch.manual_seed(0)
+    policy = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).eval()
+    cell = ("obs = annotate.input_tensors('n', {'obs': raw})\nwith torch.no_grad():\n"
+            f"    a = policy(torch.from_numpy(obs)) * 3\n{write}\nannotate.output_tensors('n', {{'a': a}})\n")
+    namespace = {"np": np, "torch": torch, "policy": policy,
+                 "raw": np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)}
+    for profile, severity in (("full", "warning"), ("leapp", "error")):
+        trace = ln.trace_cell(cell, dict(namespace), profile=profile)
+        assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [("semantic-mismatch", severity, 4)]
+        assert "on the view alone" in trace.hazards[0].message and "a[:, :2] = a[:, :2].clamp" in trace.hazards[0].fix
+        fresh = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32) * 3
+        with torch.no_grad():
+            a = policy(torch.from_numpy(fresh)) * 3
+            exec(write, {"a": a})
+            (got,) = trace.nodes["n"](torch.from_numpy(fresh))
+        torch.testing.assert_close(got, a)
+        assert trace.probe(16, seed=0).passed

@@ -83,6 +83,12 @@ def _call_site() -> tuple[str, tuple[str, ...] | None]:
     return per_code(_SITE_TABLES, _MAX_SITE_TABLES, frame.f_code, _site_table).get(frame.f_lasti, _UNKNOWN)
 
 
+def augmented_assignment() -> bool:
+    """Whether the user's code is running an augmented assignment's operator (``u[1, :2] *= 3``, ``v += 1``)."""
+    site = _call_site()[0]
+    return site.endswith("=") and site not in ("==", "!=", "<=", ">=")
+
+
 def _site_table(code: Any) -> dict[int, tuple[str, tuple[str, ...] | None]]:
     listing = list(dis.get_instructions(code))
     table = {}

@@ -25,7 +25,7 @@ from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modul
 from torch import Tensor, fx
 from torch.overrides import TorchFunctionMode
 
-from . import indexing, leapp_defects, replay, torch_impl
+from . import indexing, leapp_calls, leapp_defects, replay, torch_impl
 from . import session as _session
 from .builder import base_name, target_display
 from .dtypes import dtype_name, numpy_dtype
@@ -473,7 +473,13 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         builder.report("random", line, [node.name], name=name, location=location, call=shown)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
-        return _rebind(sess, builder, target, node, line, location, version)
+        view_node = target._lp.node if getattr(target, "_lp", None) is not None and target._lp.builder is builder \
+            else None
+        rebound = _rebind(sess, builder, target, node, line, location, version)
+        if view_node is not None and not leapp_calls.augmented_assignment():
+            # (u[1, :2] *= 3 writes its view back itself: Python's own u.__setitem__ after the operator)
+            _write_back_view(sess, builder, target, view_node, node, version, line, location, helper, shown)
+        return rebound
     if isinstance(result, Tensor):
         replay.trusted(builder, start)
         if name == "detach" and isinstance(args[0], Tensor):  # the memory and write counter of args[0]
@@ -583,6 +589,28 @@ def _rebind(sess: Any, builder: Any, target: Tensor, node: fx.Node, line: int | 
     if sess.shared_storage or sess.crossings:
         sess.shared_write(target, builder, node)
     return sess.wrap(builder, target, node)
+
+
+def _write_back_view(sess: Any, builder: Any, view: Tensor, view_node: fx.Node, written: fx.Node, version: int,
+                     line: int | None, location: str | None, helper: str | None, shown: str) -> None:
+    """An in-place op on a view (``a[:, :2].clamp_(-1, 1)``) writes its base too: where the view is an index of the
+    base's current value (recorded ``getitem(base, key)``, the base unchanged since), the base's new value is
+    recorded as ``setitem(base, key, written)``, as ``a[:, :2] = a[:, :2].clamp(-1, 1)`` is. Otherwise the base stays
+    as it was recorded, and its next use reports it as changed by a write the graph does not hold."""
+    with _OWN_READS():
+        base = view._base
+    base_prov = getattr(base, "_lp", None) if base is not None else None
+    if base_prov is None or base_prov.builder is not builder or base_prov.lost is not None \
+            or view_node.op != "call_function" or view_node.target is not operator.getitem \
+            or view_node.args[0] is not base_prov.node or base_prov.version != version:
+        return
+    new_base = builder.emit("call_function", torch_impl.setitem, (base_prov.node, view_node.args[1], written),
+                            line=line, numpy=leapp_defects.VIEW_WRITE, location=location, helper=helper)
+    sess.wrap(builder, base, new_base)  # the write's own bookkeeping (its region, shared memory) was the view's
+    finding = leapp_defects.find_torch(leapp_defects.VIEW_WRITE, (), {})
+    # an error where the base's new value reaches an output (LEAPP's export then returns the old one), else a warning
+    builder.report("leapp-records-wrongly", line, [new_base.name], name=shown, location=location, pending_reach=True,
+                   severity="error" if sess.profile == "leapp" else "warning", fix=finding.fix, what=finding.message)
 
 
 def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, location: str | None,
