@@ -747,14 +747,6 @@ class TracedArray(ndarray):
         _session.extracted(self, "value-extraction", f"hashed (a dict key or set member: {value!r})")
         return hash(value)
 
-    def __getattr__(self, name: str) -> Any:
-        # only for names an ndarray lacks: a NumPy scalar's own methods and numbers (s.is_integer(), s.numerator)
-        if name in _SCALAR_ONLY and getattr(self, "_scalar", False):
-            value = getattr(self.view(ndarray)[()], name)
-            _session.extracted(self, "value-extraction", f".{name} of the value {self.view(ndarray)[()]!r}")
-            return value
-        raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
-
     def __contains__(self, value: Any) -> bool:
         found = value in self.view(ndarray)
         _session.extracted(self, "data-dependent-branch", f"`in` test ({found})")
@@ -780,8 +772,24 @@ class TracedArray(ndarray):
         return self.view(ndarray).copy()
 
 
-# what a NumPy scalar has and an array has not, read here as a value leaving the graph (TracedArray.__getattr__)
-_SCALAR_ONLY = frozenset(("as_integer_ratio", "is_integer", "hex", "bit_count", "numerator", "denominator"))
+def _scalar_attribute(name: str) -> property:
+    """What a NumPy scalar has and an array has not (``s.is_integer()``, ``s.numerator``), on the scalar the tracer
+    holds as a marked 0-d array: the scalar's own, a value leaving the graph. (Properties, not ``__getattr__``: the
+    tracer reads the unset ``_scalar`` slot of every other array on its hot path, which would call it each time.)"""
+
+    def get(self: TracedArray) -> Any:
+        if getattr(self, "_scalar", False):
+            scalar = self.view(ndarray)[()]
+            value = getattr(scalar, name)
+            _session.extracted(self, "value-extraction", f".{name} of the value {scalar!r}")
+            return value
+        raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
+
+    return property(get)
+
+
+for _name in ("as_integer_ratio", "is_integer", "hex", "bit_count", "numerator", "denominator"):
+    setattr(TracedArray, _name, _scalar_attribute(_name))
 
 
 def _in_place(method: str, operation: Any) -> Any:
