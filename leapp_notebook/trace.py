@@ -11,6 +11,7 @@ import gc
 import itertools
 import json
 import linecache
+import operator
 import os
 import sys
 import threading
@@ -216,7 +217,10 @@ _DRAWS = ("beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "expo
           "random_sample", "ranf", "rayleigh", "sample", "shuffle", "standard_cauchy", "standard_exponential",
           "standard_gamma", "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull",
           "zipf")
-_RANDOM_ORIGINAL: dict[str, Callable[..., Any]] = {}
+_DRAWS_SEEN: list[tuple[Any, ...]] = [()]  # np.random's functions of those names when the wrappers were made
+_DRAW_ORIGINALS: dict[str, Callable[..., Any]] = {}
+_DRAW_WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy draw (again if NumPy's own one changed)
+_DRAW_RESTORED: dict[int, Callable[..., Any]] = {}  # id of each wrapper -> NumPy's function (_uninstall's map)
 
 _WATCHED = ("zeros", "ones", "empty", "full", "eye", "identity")
 _CONVERTED = ("array", "asarray", "ascontiguousarray")
@@ -233,15 +237,18 @@ def _install() -> None:
             if wrapper is None or wrapper.__wrapped__ is not original:  # type: ignore[attr-defined]
                 wrapper = _WRAPPERS[name] = make(name)
             setattr(np, name, wrapper)
-    for name in _DRAWS:
-        original = getattr(np.random, name, None)
-        if original is None:
-            continue
-        _RANDOM_ORIGINAL[name] = original
-        wrapper = _WRAPPERS.get(f"random.{name}")
-        if wrapper is None or wrapper.__wrapped__ is not original:  # type: ignore[attr-defined]
-            wrapper = _WRAPPERS[f"random.{name}"] = _drawing(name)
-        setattr(np.random, name, wrapper)
+    # np.random's draws in one update of its namespace (48 names: a loop of setattr cost 30 µs a trace)
+    space = np.random.__dict__
+    current = tuple(map(space.get, _DRAWS))
+    if current != _DRAWS_SEEN[0]:  # NumPy's own functions as first seen (or changed since): wrappers made again
+        _DRAWS_SEEN[0] = current
+        _DRAW_ORIGINALS.clear()
+        _DRAW_ORIGINALS.update((name, fn) for name, fn in zip(_DRAWS, current, strict=True) if fn is not None)
+        _DRAW_WRAPPERS.clear()
+        _DRAW_WRAPPERS.update((name, _drawing(name)) for name in _DRAW_ORIGINALS)
+        _DRAW_RESTORED.clear()
+        _DRAW_RESTORED.update((id(_DRAW_WRAPPERS[name]), fn) for name, fn in _DRAW_ORIGINALS.items())
+    space.update(_DRAW_WRAPPERS)
     _tensor.install()
 
 
@@ -256,12 +263,15 @@ def _uninstall() -> dict[int, Any]:
             setattr(np, name, original)
             restored[id(wrapper)] = original
     _ORIGINAL.clear()
-    for name, original in _RANDOM_ORIGINAL.items():
-        wrapper = getattr(np.random, name)
-        if getattr(wrapper, "__wrapped__", None) is original:
-            setattr(np.random, name, original)
-            restored[id(wrapper)] = original
-    _RANDOM_ORIGINAL.clear()
+    space = np.random.__dict__
+    wrappers = _DRAW_WRAPPERS
+    if all(map(operator.is_, map(space.get, wrappers), wrappers.values())):
+        space.update(_DRAW_ORIGINALS)
+        restored.update(_DRAW_RESTORED)
+    else:  # a draw the cell itself replaced stays as the cell set it
+        back = {name: fn for name, fn in _DRAW_ORIGINALS.items() if space.get(name) is wrappers[name]}
+        space.update(back)
+        restored.update((id(wrappers[name]), original) for name, original in back.items())
     return restored
 
 
