@@ -314,6 +314,10 @@ def test_an_output_read_after_the_cell_is_reported_at_its_line_without_the_calle
     hazard = only(t, "untraced-output")
     assert (hazard.line, hazard.location, hazard.code.strip()) == (4, None, "y = np.zeros(n, np.float32) + z")
     assert "(in " not in str(t)
+    # what reading the output reports (a value changed through a view after its node) is at that line too
+    t = ln.trace_cell("a = x * 1\nv = a[:2]\nv *= 0.5\ny = a\n", {"np": np, "x": x}, inputs=["x"], outputs=["y"])
+    assert {(h.kind, h.line) for h in t.hazards} == {("untraced-call", 4), ("untraced-output", 4)}
+    assert "At line None" not in str(t) and all(h.line is not None for h in t.hazards)
 
 
 # ----------------------------------------------------------------------------- leapp-only losses

@@ -553,8 +553,10 @@ class NodeBuilder:
                 # The eager output is kept as it is when nothing can change it afterwards (the declaration is the
                 # cell's last statement, or comes after the cell ran): a large output is not held twice.
                 kind, eager = _output_value(self.name, out_name, value, copy=not sess.runs_last(line, helper))
-            node = sess.graph_value(self, value, line, as_tensor=True, helper=helper)
-            out_line = line if line is not None else facts(node).line or _assigned_line(sess.code, out_name)
+            # read after the cell ran (inputs=/outputs=): what the value reports is at the line that assigned it
+            read_at = line if line is not None else _assigned_line(sess.code, out_name)
+            node = sess.graph_value(self, value, read_at, as_tensor=True, helper=helper)
+            out_line = line if line is not None else facts(node).line or read_at
             alias = leapp_defects.aliased_input(node) if traced_here and kind == "numpy" else None
             if alias is not None:
                 # LEAPP 0.7.2's output_tensors refuses an output that is a view of exactly a declared
