@@ -508,7 +508,8 @@ def test_an_abbreviated_flag_is_refused_and_writes_nothing(tmp_path, capsys, fla
     assert info.value.code == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
 
 
-def test_terminal_escapes_from_a_cell_or_a_file_name_are_never_printed(tmp_path, capsys):
+def test_terminal_escapes_from_a_cell_or_a_file_name_are_never_printed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # the file's whole name on its rule line, whatever the temporary path
     book = write_notebook(tmp_path / "\x1b[31mnamed.ipynb", SETUP,
                           "%%leapp_trace\n" + SEED_INTERP_CELL.replace("\n", "  # \x1b[2J\x1b]0;green\x07\n", 1),
                           'raise ValueError("\\x1b[2Jboom")')
