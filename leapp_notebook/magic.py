@@ -119,7 +119,7 @@ def parse_options(line: str) -> TraceOptions:
     ``--probe``).
     """
     try:
-        argv = shlex.split(line)  # quotes group a folder name with spaces, as a shell's do
+        argv = _words(line)
     except ValueError as exc:
         raise UsageError(f"{exc} in the %%leapp_trace line (quote a folder with spaces: --export \"my exports\")") \
             from None
@@ -152,6 +152,15 @@ def flag_names() -> list[str]:
     """The ``%%leapp_trace`` flags, as written on the line (``--probe``, ``-h``, ...)."""
     parser = LeappMagics.leapp_trace.parser
     return [flag for action in parser._actions for flag in action.option_strings]
+
+
+def _words(line: str) -> list[str]:
+    """The words of a magic line as a shell reads them: quotes group a folder name with spaces. On Windows a backslash
+    is a path's separator, not an escape: the quotes around a word are taken off instead."""
+    if os.name != "nt":
+        return shlex.split(line)
+    return [word[1:-1] if len(word) > 1 and word[0] == word[-1] and word[0] in "\"'" else word
+            for word in shlex.split(line, posix=False)]
 
 
 def _refuse_unknown_flags(argv: list[str]) -> None:

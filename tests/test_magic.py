@@ -420,3 +420,9 @@ def test_an_export_folder_is_read_as_a_shell_reads_it():
         magic.parse_options('--export "my exports')
     with pytest.raises(UsageError, match="needs quotes"):
         magic.parse_options("--export my exports")
+
+
+def test_on_windows_a_backslash_in_an_export_folder_is_a_separator(monkeypatch):
+    monkeypatch.setattr(magic.os, "name", "nt")
+    assert magic._words('--export "C:\\my exports\\v1" --probe 4') == ["--export", "C:\\my exports\\v1", "--probe", "4"]
+    assert magic._words("--export C:\\data") == ["--export", "C:\\data"]
