@@ -21,6 +21,7 @@ The walkers here are the only code that looks into containers for traced values
 from __future__ import annotations
 
 import dis
+import itertools
 import os
 import re
 import sys
@@ -335,6 +336,8 @@ def per_code(cache: dict[int, tuple[Any, Any]], limit: int, code: Any, make: Cal
 
 _SUBSCRIPTS = frozenset(dis.opmap[name] for name in ("BINARY_SUBSCR", "BINARY_SLICE", "STORE_SUBSCR", "STORE_SLICE")
                         if name in dis.opmap)
+_SUBSCRIPT_MARKS = bytes(1 if op in _SUBSCRIPTS else 0 for op in range(256))  # opcode -> 1 for a subscript
+_SUBSCRIPT_BYTE = re.compile(b"\x01")
 
 
 def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
@@ -347,10 +350,15 @@ def _site_table(code: Any) -> list[tuple[int, None, None] | None]:
                 site = by_line[line] = (line, None, None)
             table[start // 2:end // 2] = [site] * ((end - start) // 2)
     # A subscript is at the line of its closing bracket: Python gives it the line where its whole expression starts
-    # (``(x\n .reshape(4, 3)[::-1])`` would be at ``(x``)
-    raw = code.co_code
-    for unit, (line, end_line, _, _) in enumerate(code.co_positions()):
-        if end_line is not None and end_line != line and raw[unit * 2] in _SUBSCRIPTS:
+    # (``(x\n .reshape(4, 3)[::-1])`` would be at ``(x``). The subscripts are found in C (a translated copy of the
+    # opcodes), and the positions iterator skipped to each of them: a pass over every unit in Python doubled the
+    # cost of the table of a long cell.
+    positions, at = code.co_positions(), 0
+    for found in _SUBSCRIPT_BYTE.finditer(code.co_code[::2].translate(_SUBSCRIPT_MARKS)):
+        unit = found.start()
+        line, end_line, _, _ = next(itertools.islice(positions, unit - at, None))
+        at = unit + 1
+        if end_line is not None and end_line != line:
             site = by_line.get(end_line)
             if site is None:
                 site = by_line[end_line] = (end_line, None, None)
