@@ -26,7 +26,8 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from .render.labels import CONTROL_CHARACTERS
+from .export import chosen_formats
+from .render.labels import printable
 from .trace import PROFILES, trace_cell
 from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Hazard, TraceError
 
@@ -120,19 +121,21 @@ def _running_in(directory: Path | None, import_path: Path) -> Iterator[None]:
             sys.path.remove(str(import_path))
 
 
-def _without_leading_blank_lines(source: str) -> str:
-    """A cell's code as IPython reads a cell magic in it: blank lines before the magic's line do not count."""
+def _cell_magic(source: str) -> tuple[str, str, str]:
+    """(the cell's first word, the rest of its line, the lines after it), as IPython reads a cell magic: blank lines
+    before the magic's line do not count."""
     lines = source.splitlines(keepends=True)
     while lines and not lines[0].strip():
         lines.pop(0)
-    return "".join(lines)
+    first, _, body = "".join(lines).partition("\n")
+    command, _, line = first.strip().partition(" ")
+    return command, line, body
 
 
 def traced_cell_numbers(notebook: Any) -> list[int]:
     """The numbers (1-based over all cells) of the notebook's ``%%leapp_trace`` cells, as ``check`` tells them."""
     return [number for number, cell in enumerate(notebook.cells, start=1)
-            if cell.cell_type == "code"
-            and _without_leading_blank_lines(cell.source).partition("\n")[0].strip().partition(" ")[0] == MAGIC_PREFIX]
+            if cell.cell_type == "code" and _cell_magic(cell.source)[0] == MAGIC_PREFIX]
 
 
 # a call that declares a node in a script (check runs scripts that make one)
@@ -224,8 +227,7 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
         for number, cell in enumerate(notebook.cells, start=1):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
-            first, _, body = _without_leading_blank_lines(cell.source).partition("\n")
-            command, _, line = first.strip().partition(" ")
+            command, line, body = _cell_magic(cell.source)
             if status is not None:
                 status.update(f"{path.name}: cell {number}")
             if command == MAGIC_PREFIX:
@@ -442,8 +444,6 @@ def _export_request(args: argparse.Namespace) -> ExportRequest | None:
         if unknown or not formats:
             raise UsageProblem(f"--format {args.format}: give one or more of {', '.join(EXPORT_WITH)}, "
                                "comma separated")
-        from .export import chosen_formats
-
         try:
             chosen_formats(formats)  # two formats of one file (jit and jit-trace both write <node>.pt), a missing extra
         except TraceError as exc:
@@ -473,7 +473,7 @@ def _main(args: argparse.Namespace) -> int:
         if export is not None:
             _distinct_export_folders(args.paths)
     except UsageProblem as exc:
-        print(f"leapp-notebook: {_shown(str(exc))}", file=sys.stderr)
+        print(f"leapp-notebook: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     reports = []
     # bound to the real stderr now: the cells' own output is redirected while they run
@@ -501,7 +501,7 @@ _SEVERITY = {"error": ("✗", "bold red"), "warning": ("!", "bold yellow")}
 
 def _print_reports(console: Console, reports: list[FileReport], code: int) -> None:
     for report in reports:
-        console.rule(Text(_shown(str(report.path)), style="bold"), align="left")
+        console.rule(Text(printable(str(report.path)), style="bold"), align="left")
         for cell in report.cells:
             _print_cell(console, cell)
         if report.skipped:
@@ -516,16 +516,6 @@ def _print_reports(console: Console, reports: list[FileReport], code: int) -> No
                            failing_cells=sum(c.error is not None for c in cells),
                            blocked=sum(c.blocked is not None for c in cells), code=code)
     console.print(Text(summary, style="bold red" if code else "bold green"), no_wrap=True, overflow="fold")
-
-
-# what a terminal would act on (ESC sequences clear the screen or retitle it), shown as U+FFFD: C0 controls but tab,
-# line feed and carriage return, DEL and the C1 controls
-_TERMINAL_SAFE = {**CONTROL_CHARACTERS, 127: "\ufffd", **{code: "\ufffd" for code in range(0x80, 0xA0)}}
-
-
-def _shown(text: str) -> str:
-    """Text from a cell, a file name or an exception, safe to print on a terminal."""
-    return text.translate(_TERMINAL_SAFE)
 
 
 def summary_line(*, files: int, traced: int, errors: int, warnings: int, failed_probes: int, failing_cells: int,
@@ -559,12 +549,12 @@ def _print_cell(console: Console, cell: CellReport) -> None:
     head = Text(f"cell {cell.cell}" if cell.cell is not None else "script", style="bold")
     if cell.nodes:
         nodes = "nodes" if len(cell.nodes) > 1 else "node"
-        head.append(_shown(f" · {nodes} {', '.join(cell.nodes)} · {cell.profile}"))
+        head.append(printable(f" · {nodes} {', '.join(cell.nodes)} · {cell.profile}"))
     if cell.error is not None:
         console.print(head + Text(" · failed", style="bold red"))
-        console.print(_indented(Text(_shown(cell.error), style="red"), 4))
+        console.print(_indented(Text(printable(cell.error), style="red"), 4))
         for note in cell.notes:
-            console.print(_indented(Text(_shown(f"note: {note}"), style="dim"), 2))
+            console.print(_indented(Text(printable(f"note: {note}"), style="dim"), 2))
         return
     errors = sum(h.severity == "error" for h in cell.hazards)
     if cell.hazards:
@@ -578,20 +568,20 @@ def _print_cell(console: Console, cell: CellReport) -> None:
         line = Text(f"{icon} ", style=style)
         line.append(f"line {hazard.line} " if hazard.line is not None else "", style="bold")
         line.append(f"{hazard.kind}: ", style=style)
-        line.append(_shown(hazard.code.strip()), style="cyan")
+        line.append(printable(hazard.code.strip()), style="cyan")
         if len(cell.nodes) > 1:
-            line.append(_shown(f"  (node {hazard.node})"), style="dim")
+            line.append(printable(f"  (node {hazard.node})"), style="dim")
         console.print(_indented(line, 2))
-        console.print(_indented(Text(_shown(hazard.message)), 4))
-        console.print(_indented(Text(_shown(f"fix: {hazard.fix}"), style="green"), 4))
+        console.print(_indented(Text(printable(hazard.message)), 4))
+        console.print(_indented(Text(printable(f"fix: {hazard.fix}"), style="green"), 4))
     if cell.probe is not None:
         console.print(_indented(_probe_line(cell.probe), 2))
     for note in cell.notes:
-        console.print(_indented(Text(_shown(f"note: {note}"), style="dim"), 2))
+        console.print(_indented(Text(printable(f"note: {note}"), style="dim"), 2))
     if cell.blocked is not None:
-        console.print(_indented(Text(_shown(f"✗ {cell.blocked}"), style="red"), 2))
+        console.print(_indented(Text(printable(f"✗ {cell.blocked}"), style="red"), 2))
     if cell.exported:
-        console.print(_indented(Text(_shown(f"exported: {', '.join(cell.exported)}"), style="green"), 2))
+        console.print(_indented(Text(printable(f"exported: {', '.join(cell.exported)}"), style="green"), 2))
 
 
 def _probe_line(report: Any) -> Text:

@@ -511,10 +511,10 @@ def test_an_abbreviated_flag_is_refused_and_writes_nothing(tmp_path, capsys, fla
 def test_terminal_escapes_from_a_cell_or_a_file_name_are_never_printed(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "400")  # the file's whole name on its rule line, whatever the temporary path
     book = write_notebook(tmp_path / "\x1b[31mnamed.ipynb", SETUP,
-                          "%%leapp_trace\n" + SEED_INTERP_CELL.replace("\n", "  # \x1b[2J\x1b]0;green\x07\n", 1),
+                          "%%leapp_trace\n" + SEED_INTERP_CELL.replace("\n", "  # \x1b[2J\x1b]0;green\x07 \x9b2J\n", 1),
                           'raise ValueError("\\x1b[2Jboom")')
     code, out, _ = check(str(book), capsys=capsys)
-    assert code == 1 and "\x1b" not in out and "\x07" not in out
+    assert code == 1 and "\x1b" not in out and "\x07" not in out and "\x9b" not in out  # (C1's one-byte CSI)
     assert "\ufffd[31mnamed.ipynb" in out and "\ufffd[2Jboom" in out
 
 

@@ -8,8 +8,10 @@ from typing import Any
 CODE_WIDTH = 48
 
 
-# Control characters are invalid in XML (Graphviz's HTML labels, SVG): shown as U+FFFD instead.
-CONTROL_CHARACTERS = {code: "\ufffd" for code in range(32) if chr(code) not in "\t\n\r"}
+# Control characters are invalid in XML (Graphviz's HTML labels, SVG) and acted on by terminals (ESC sequences clear
+# the screen or retitle it; C1's CSI is one byte in some): shown as U+FFFD instead. The C0 controls but tab, line feed
+# and carriage return, DEL and the C1 controls.
+CONTROL_CHARACTERS = {code: "\ufffd" for code in (*range(32), *range(0x7F, 0xA0)) if chr(code) not in "\t\n\r"}
 
 
 def printable(value: Any) -> Any:

@@ -473,12 +473,10 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
         builder.report("random", line, [node.name], name=name, location=location, call=shown)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
-        view_node = target._lp.node if getattr(target, "_lp", None) is not None and target._lp.builder is builder \
-            else None
+        prior = getattr(target, "_lp", None)  # the view's value before the op, should its base be written too
         rebound = _rebind(sess, builder, target, node, line, location, version)
-        if view_node is not None and not leapp_calls.augmented_assignment():
-            # (u[1, :2] *= 3 writes its view back itself: Python's own u.__setitem__ after the operator)
-            _write_back_view(sess, builder, target, view_node, node, version, line, location, helper, shown)
+        if prior is not None and prior.builder is builder:
+            _write_back_view(sess, builder, target, prior, node, version, line, location, helper, shown)
         return rebound
     if isinstance(result, Tensor):
         replay.trusted(builder, start)
@@ -591,18 +589,23 @@ def _rebind(sess: Any, builder: Any, target: Tensor, node: fx.Node, line: int | 
     return sess.wrap(builder, target, node)
 
 
-def _write_back_view(sess: Any, builder: Any, view: Tensor, view_node: fx.Node, written: fx.Node, version: int,
+def _write_back_view(sess: Any, builder: Any, view: Tensor, prior: Any, written: fx.Node, version: int,
                      line: int | None, location: str | None, helper: str | None, shown: str) -> None:
     """An in-place op on a view (``a[:, :2].clamp_(-1, 1)``) writes its base too: where the view is an index of the
     base's current value (recorded ``getitem(base, key)``, the base unchanged since), the base's new value is
     recorded as ``setitem(base, key, written)``, as ``a[:, :2] = a[:, :2].clamp(-1, 1)`` is. Otherwise the base stays
-    as it was recorded, and its next use reports it as changed by a write the graph does not hold."""
+    as it was recorded, and its next use reports it as changed by a write the graph does not hold. An augmented
+    assignment on a subscript (``u[1, :2] *= 3``) is left alone: Python writes that view back itself
+    (``u.__setitem__``)."""
     with _OWN_READS():
         base = view._base
     base_prov = getattr(base, "_lp", None) if base is not None else None
     if base_prov is None or base_prov.builder is not builder or base_prov.lost is not None \
-            or view_node.op != "call_function" or view_node.target is not operator.getitem \
-            or view_node.args[0] is not base_prov.node or base_prov.version != version:
+            or base_prov.version != version:
+        return
+    view_node = prior.node  # (the view's provenance before the op)
+    if view_node is None or view_node.op != "call_function" or view_node.target is not operator.getitem \
+            or view_node.args[0] is not base_prov.node or leapp_calls.augmented_assignment():
         return
     new_base = builder.emit("call_function", torch_impl.setitem, (base_prov.node, view_node.args[1], written),
                             line=line, numpy=leapp_defects.VIEW_WRITE, location=location, helper=helper)
