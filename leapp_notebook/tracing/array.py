@@ -201,8 +201,10 @@ def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) ->
         target._lp = Provenance.lost_in(builder, f"written by {name} after node '{builder.name}' received "
                                         "its outputs", None)
     elif isinstance(target, TracedArray):
+        before = target._lp
         target._lp = Provenance(recorded._lp.builder, recorded._lp.node, sess.bump(target))
         target._lp.lost, target._lp.line = recorded._lp.lost, recorded._lp.line
+        sess.wrote_through(target, before)
     else:
         sess.written_into_plain(builder, target, name)
     return target

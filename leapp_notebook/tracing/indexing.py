@@ -270,6 +270,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
                         line=line, numpy=f"x{_key_text(key_tuple)} = ...", location=location, helper=helper)
     update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
     array._lp = Provenance(builder, node, version)
+    sess.wrote_through(array, prov)
     replay.settle(sess, builder, start, (value, key_tuple), array, known={base: eager})
 
 _BASIC_PARTS = frozenset({slice, int, type(None), type(Ellipsis)})

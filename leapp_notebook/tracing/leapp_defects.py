@@ -278,8 +278,17 @@ def _convert_after(call: TorchCall) -> str:
     return f"convert after the crossing instead: torch.from_numpy(x).to({dtype})"
 
 
-# how the tracer names the write an in-place op on a view makes into its base (tensor._write_back_view)
+# how the tracer names the write an in-place op on a view makes into its base (tensor._write_back_view), and a
+# write through a NumPy view (``v = a[:, :2]; v *= 0.5``) when its base is read next (Session._written_back)
 VIEW_WRITE = "Tensor.__setitem__ (an in-place op on a view, written into its base)"
+NUMPY_VIEW_WRITE = "ndarray.__setitem__ (a write through a view, written into its base)"
+
+
+def _view_write_fix(call: TorchCall) -> str:
+    if call.name == NUMPY_VIEW_WRITE:
+        return "write through the base's own subscript: a[:, :2] *= 0.5, or a[:, :2] = np.clip(a[:, :2], lo, hi) " \
+               "instead of out=a[:, :2]"
+    return "write the result back into the base explicitly: a[:, :2] = a[:, :2].clamp(-1, 1)"
 
 TORCH_DEFECTS: tuple[Defect, ...] = (
     Defect("conversion-dtype-dropped", frozenset({"torch.as_tensor", "torch.tensor", "torch.asarray"}),
@@ -290,10 +299,10 @@ TORCH_DEFECTS: tuple[Defect, ...] = (
     Defect("data-bypass", frozenset({"Tensor.data"}), lambda c: True,
            "it does not trace .data: the value is baked into the export as a constant, with nothing logged",
            "use the tensor itself, or .detach(), instead of .data"),
-    Defect("view-write-lost", frozenset({VIEW_WRITE}), lambda c: True,
-           "it records an in-place op on a view (a[:, :2].clamp_(-1, 1)) on the view alone: the base keeps its old "
-           "values in the export, with nothing logged",
-           "write the result back into the base explicitly: a[:, :2] = a[:, :2].clamp(-1, 1)"),
+    Defect("view-write-lost", frozenset({VIEW_WRITE, NUMPY_VIEW_WRITE}), lambda c: True,
+           "it records an in-place write through a view (a[:, :2].clamp_(-1, 1); v = a[:, :2] then v *= 0.5) on the "
+           "view alone: the base keeps its old values in the export",
+           _view_write_fix),
     Defect("bool-invert-script", frozenset({"Tensor.__invert__", "Tensor.bitwise_not"}), _bool_tensor_operand,
            "it records ~ of a bool tensor as Tensor.__invert__, which torch.jit.script rejects, so an export with "
            "export_with='jit' fails to compile",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import dis
 import math
+import operator
 import sys
 import weakref
 from _thread import get_ident
@@ -24,10 +25,10 @@ from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modul
 from torch import Tensor, fx
 
 from . import hazards as hz
-from . import leapp_defects, ops, provenance, replay
+from . import leapp_defects, ops, provenance, replay, torch_impl
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
-from .facts import KEY, derive, facts
+from .facts import KEY, derive, facts, update
 from .provenance import (
     Outside,
     Pending,
@@ -158,6 +159,12 @@ class Session:
         self.writes: dict[int, list[tuple[int, int, Layout | None]]] = {}
         self.tensor_writes: dict[int, tuple[weakref.ref, list[tuple[int, int, Layout | None]]]] = {}
         self.inference_writes: dict[int, list[tuple[int, int, Layout | None]]] = {}
+        # Writes through a traced NumPy view (``v = a[:, :2]; v *= 0.5``), per owner as in ``writes``: the count
+        # after the write -> (the keys the view was indexed with (``_basic_view``), the view's new node, the view's
+        # layout, the write's site and the view's name). The array indexed, read after such writes, takes them as
+        # ``setitem`` nodes (``_written_back``) instead of being baked as a stale view. Empty unless the cell writes
+        # through a view.
+        self.write_backs: dict[int, dict[int, tuple[list[Any], Any, Layout, tuple[Any, Any, Any, str | None]]]] = {}
         provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
@@ -276,6 +283,78 @@ class Session:
             if count == current:
                 return True
         return False
+
+    def wrote_through(self, array: Any, before: Provenance | None) -> None:
+        """``array``, a traced NumPy array, was just written in place (its provenance now the write's, its owner's
+        count moved by one); ``before``: its provenance until then. When ``array`` was a current basic-indexing view
+        of another traced value (``v = a[:, :2]``), the write is kept for ``a``'s next read (``_written_back``)."""
+        now = array._lp
+        if before is None or now is None or before.builder is not now.builder or before.lost is not None \
+                or before._node is None or now.lost is not None or now.version != before.version + 1:
+            return
+        view, new = before.node, now.node
+        backs = self.write_backs.get(id(root(array)))
+        if _basic_view(view):
+            # the keys from the outermost view it was indexed from (``u = y[:, :3][1:]``: both), one of which
+            # ``_written_back`` finds fitting the array read
+            keys = [view.args[1]]
+            source = view.args[0]
+            while len(keys) < 4 and _basic_view(source):
+                keys.insert(0, source.args[1])
+                source = source.args[0]
+        else:  # a view written before (``v *= 0.5``, then ``v += s``): the keys of that write
+            keys = next((back[0] for back in reversed(backs.values()) if back[1] is view), None) if backs else None
+            if keys is None:
+                return
+        if backs is None:
+            backs = self.write_backs[id(root(array))] = {}
+        backs[now.version] = (keys, new, _layout(array), (*self.where(), self.name_of(array)))
+        if len(backs) > _WRITES_KEPT:
+            del backs[next(iter(backs))]
+
+    def _written_back(self, builder: NodeBuilder, value: Any, prov: Provenance, current: int) -> fx.Node | None:
+        """``value``'s node, brought up to date with the writes made since ``prov`` through views indexed from it
+        (``wrote_through``): ``setitem(node, key, the view's new node)`` for each; the writes that missed its bytes
+        are skipped. None when some write since is neither (then it is a stale view, as before)."""
+        key = id(root(value))
+        backs, log = self.write_backs.get(key), self.writes.get(key)
+        if not backs or not log:
+            return None
+        mine, bytes_of, eager = _layout(value), _memory_once(value), value.view(ndarray)
+        node, count, writes = prov.node, prov.version, []
+        for before, after, written in log:
+            if after <= count:
+                continue
+            if before != count:
+                return None  # a write not logged
+            back = backs.get(after)
+            if back is not None:  # (a view current when written, of these very elements: its key fits ``value``)
+                keys, new, view_layout, site = back
+                fitting = _fitting_keys(eager, keys, view_layout)
+                if fitting is None:
+                    return None
+                writes.append((fitting, new, site))
+            elif written is None or not _apart(mine, written, bytes_of):
+                return None  # a write into its bytes that no view of it made
+            count = after
+            if count == current:
+                break
+        if count != current or not writes:
+            return None
+        finding = leapp_defects.find_torch(leapp_defects.NUMPY_VIEW_WRITE, (), {})
+        base = self.name_of(value)
+        for keys, new, (line, location, helper, view) in writes:
+            node = _nested_setitem(builder, node, keys, new, line, location, helper)
+            update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
+            if new.op == "get_attr":
+                continue  # a value baked where it was made (a call not recorded), and reported there
+            through = f"The write through '{view}'" if view else "A write through a view"
+            # LEAPP 0.7.2 records the write on the view alone: an error where the new value reaches an output
+            builder.report("leapp-records-wrongly", line, [node.name], location=location, pending_reach=True,
+                           name=f"{through} into '{base}'" if base else f"{through} into its base", fix=finding.fix,
+                           what=finding.message, severity="error" if self.profile == "leapp" else "warning")
+        value._lp = Provenance(builder, node, current)
+        return node
 
     def _memory_of(self, owner: ndarray) -> SharedMemory | None:
         """The shared memory ``owner`` (an array that owns its memory as NumPy sees it) is part of, if any."""
@@ -636,6 +715,10 @@ class Session:
             if self._untouched(value, prov.version, current, is_tensor):  # each write since missed its bytes
                 value._lp = Provenance(builder, prov._node, current)
                 return prov.node
+            if self.write_backs and not is_tensor:
+                node = self._written_back(builder, value, prov, current)
+                if node is not None:
+                    return node
             if self.crossings:
                 self._settle()
             if self.shared:
@@ -991,6 +1074,7 @@ def _storage_address(tensor: Tensor) -> int:
         return tensor.untyped_storage().data_ptr()
 
 
+_NO_KEY = object()
 _WRITES_KEPT = 16  # writes logged per owner or tensor base (Session.writes)
 
 
@@ -1039,6 +1123,46 @@ def _span(value: Any) -> tuple[int, int]:
     """The bytes an array or a tensor spans in memory: (first, end); equal when it spans none."""
     first, end = _layout(value)[:2]
     return (0, 0) if first == end else (first, end)
+
+
+def _basic_view(node: Any) -> bool:
+    """Whether a graph value is a NumPy basic-indexing view of its source (``getitem`` with ``view`` facts)."""
+    return isinstance(node, fx.Node) and node.op == "call_function" and node.target is operator.getitem \
+        and facts(node).view
+
+
+def _fitting_keys(eager: ndarray, keys: list[Any], layout: Layout) -> list[Any] | None:
+    """The keys, among the last ones of ``keys`` (applied one after another), that index from ``eager`` the very
+    elements of ``layout``; None when none do."""
+    for start in range(len(keys)):
+        region = eager
+        try:
+            for key in keys[start:]:
+                region = region[key]
+        except (IndexError, TypeError, ValueError):
+            continue
+        if isinstance(region, ndarray) and _same_elements(_layout(region), layout):
+            return keys[start:]
+    return None
+
+
+def _nested_setitem(builder: NodeBuilder, node: fx.Node, keys: list[Any], new: Any, line: int | None,
+                    location: str | None, helper: str | None) -> fx.Node:
+    """``node`` with ``node[k0][k1]... = new`` written, as nodes: ``setitem(node, k0, setitem(node[k0], k1, ...))``."""
+    def emit(target: Any, args: tuple[Any, ...]) -> fx.Node:
+        return builder.emit("call_function", target, args, line=line, numpy=leapp_defects.NUMPY_VIEW_WRITE,
+                            location=location, helper=helper)
+
+    if len(keys) > 1:
+        new = _nested_setitem(builder, emit(operator.getitem, (node, keys[0])), keys[1:], new, line, location,
+                              helper)
+    return emit(torch_impl.setitem, (node, keys[0], new))
+
+
+def _same_elements(a: Layout, b: Layout) -> bool:
+    """Whether two layouts name the same elements in the same order (a size-1 axis's stride is no matter)."""
+    return a[2] == b[2] and a[3] == b[3] and a[5] == b[5] \
+        and all(size == 1 or x == y for size, x, y in zip(a[3], a[4], b[4], strict=True))
 
 
 def _apart(a: Layout, b: Layout, memory: Callable[[], tuple[ndarray, int] | None]) -> bool:
@@ -1152,9 +1276,11 @@ def rebind_in_place(array: Any, result: Any) -> None:
     prov = getattr(result, "_lp", None)
     if prov is not None:
         array.view(ndarray)[...] = result.view(ndarray)
-        sess = active()
+        sess, before = active(), array._lp
         array._lp = Provenance(prov.builder, prov.node, sess.bump(array) if sess is not None else 0)
         array._lp.lost, array._lp.line = prov.lost, prov.line
+        if sess is not None:
+            sess.wrote_through(array, before)
     elif isinstance(result, ndarray):
         array.view(ndarray)[...] = result
 
