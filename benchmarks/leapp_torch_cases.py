@@ -261,6 +261,11 @@ CASES: list[TorchCase] = [
     TorchCase("GRUCell(x, h) with two outputs",
               "with torch.no_grad():\n    h2 = gru(x.unsqueeze(0), h.unsqueeze(0)).squeeze(0)\ny = h2 * 2",
               {"x": XT, "h": HT}, outputs=("y", "h2")),
+    # --- in-place writes through views ---
+    TorchCase("a = x * 3; a[:2].clamp_(-1, 1)", "a = x * 3\na[:2].clamp_(-1.0, 1.0)\ny = a", {"x": XT}),
+    TorchCase("a = x * 3; a.narrow(0, 1, 2).mul_(0.5)", "a = x * 3\na.narrow(0, 1, 2).mul_(0.5)\ny = a", {"x": XT}),
+    TorchCase("b = torch.zeros(6); b[2:].copy_(x)", "b = torch.zeros(6)\nb[2:].copy_(x)\ny = b", {"x": XT}),
+    TorchCase("b = torch.zeros(6); b[2:] = x", "b = torch.zeros(6)\nb[2:] = x\ny = b", {"x": XT}),
     TorchCase("policy(x.unsqueeze(0)).squeeze(0) -> action scaling",
               "with torch.no_grad():\n    a = policy(x.unsqueeze(0)).squeeze(0)\ny = torch.clamp(a, -0.3, 0.3) * 10",
               {"x": XT}),

@@ -777,7 +777,40 @@ def test_indices_crossing_between_numpy_and_torch_are_recorded_as_numpy_and_torc
         assert report.passed and report.hazards == [], report
 
 
-@pytest.mark.parametrize("write", ["a[:, :2].clamp_(-1.0, 1.0)", "a[0].zero_()", "a[:, 1:].mul_(0.5)"])
+@pytest.mark.parametrize("write", ["b[:, 1:].copy_(a)", "b[1:, ::2].copy_(a[:4, :2])", "b.view(-1)[:3].copy_(a[0])",
+                                   "b[1:].add_(a[0].sum())"])
+def test_an_in_place_op_on_a_view_of_a_plain_buffer_writes_the_buffer(write):
+    """``b = torch.zeros(5, 4); b[:, 1:].copy_(action)``, the usual way to assemble a buffer: the view and its base
+    hold no traced data, so the base stayed a plain tensor (an untraced-output error, the probe failing). The base's
+    new value is now its present one with the view's recorded value written in (setitem at the write's line; the key
+    read from where the view lies). LEAPP 0.7.2 keeps the base plain and raises at output_tensors (measured)."""
+    torch.manual_seed(0)
+    policy = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).eval()
+    cell = ("obs = annotate.input_tensors('n', {'obs': raw})\nwith torch.no_grad():\n"
+            f"    a = policy(torch.from_numpy(obs)) * 3\nb = torch.zeros(5, 4)\n{write}\n"
+            "annotate.output_tensors('n', {'b': b})\n")
+    namespace = {"np": np, "torch": torch, "policy": policy,
+                 "raw": np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)}
+    for profile, severity in (("full", "warning"), ("leapp", "error")):
+        trace = ln.trace_cell(cell, dict(namespace), profile=profile)
+        assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [("semantic-mismatch", severity, 5)]
+        assert "holds no traced data" in trace.hazards[0].message
+        written = [n for n in trace.nodes["n"].graph.graph.nodes if n.name in trace.hazards[0].graph_nodes]
+        assert [n.target for n in written] == [ln.tracing.torch_impl.setitem]
+        fresh = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32) * 3
+        with torch.no_grad():
+            space = {"a": policy(torch.from_numpy(fresh)) * 3, "b": torch.zeros(5, 4)}
+            exec(write, space)
+            (got,) = trace.nodes["n"](torch.from_numpy(fresh))
+        torch.testing.assert_close(got, space["b"])
+        assert trace.probe(16, seed=0).passed
+    # a view whose key cannot be read from where it lies (transposed) stays what it was: the buffer is untraced
+    trace = ln.trace_cell(cell.replace(write, "b.T[1:].copy_(a.T)"), dict(namespace), profile="full")
+    assert [(h.kind, h.severity) for h in trace.hazards] == [("untraced-output", "error")]
+
+
+@pytest.mark.parametrize("write", ["a[:, :2].clamp_(-1.0, 1.0)", "a[0].zero_()", "a[:, 1:].mul_(0.5)",
+                                   "a.narrow(1, 0, 2).clamp_(-1.0, 1.0)", "a.view(-1)[:3].zero_()"])
 def test_an_in_place_op_on_a_view_is_written_into_its_base(write):
     """``action[:, :2].clamp_(-1, 1)``: the base is written through the view. The graph records the base's new value
     (setitem), where the base was baked with an error at the line that read it and a fix that did not apply. LEAPP

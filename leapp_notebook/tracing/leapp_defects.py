@@ -284,6 +284,13 @@ VIEW_WRITE = "Tensor.__setitem__ (an in-place op on a view, written into its bas
 NUMPY_VIEW_WRITE = "ndarray.__setitem__ (a write through a view, written into its base)"
 
 
+def _view_write_detail(call: TorchCall) -> Any:
+    if call.kwargs.get("untraced_base"):  # b = torch.zeros(5, 4); b[:, 1:].copy_(a): measured
+        return "here the base holds no traced data, so it stays a plain tensor and output_tensors() raises " \
+               "\"received non-traced tensors\" where it is an output"
+    return True
+
+
 def _view_write_fix(call: TorchCall) -> str:
     if call.name == NUMPY_VIEW_WRITE:
         return "write through the base's own subscript: a[:, :2] *= 0.5, or a[:, :2] = np.clip(a[:, :2], lo, hi) " \
@@ -299,7 +306,7 @@ TORCH_DEFECTS: tuple[Defect, ...] = (
     Defect("data-bypass", frozenset({"Tensor.data"}), lambda c: True,
            "it does not trace .data: the value is baked into the export as a constant, with nothing logged",
            "use the tensor itself, or .detach(), instead of .data"),
-    Defect("view-write-lost", frozenset({VIEW_WRITE, NUMPY_VIEW_WRITE}), lambda c: True,
+    Defect("view-write-lost", frozenset({VIEW_WRITE, NUMPY_VIEW_WRITE}), _view_write_detail,
            "it records an in-place write through a view (a[:, :2].clamp_(-1, 1); v = a[:, :2] then v *= 0.5) on the "
            "view alone: the base keeps its old values in the export",
            _view_write_fix),
@@ -324,9 +331,11 @@ def find_torch(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Find
     if defect is None:
         return None
     call = TorchCall(name, args, kwargs)
-    if not defect.applies(call):
+    applies = defect.applies(call)
+    if not applies:
         return None
-    return Finding(defect, "", defect.fix if isinstance(defect.fix, str) else defect.fix(call))
+    return Finding(defect, applies if isinstance(applies, str) else "",
+                   defect.fix if isinstance(defect.fix, str) else defect.fix(call))
 
 
 # ------------------------------------------------------------------------------------------

@@ -475,7 +475,7 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     if in_place:
         prior = getattr(target, "_lp", None)  # the view's value before the op, should its base be written too
         rebound = _rebind(sess, builder, target, node, line, location, version)
-        if prior is not None and prior.builder is builder:
+        if prior is not None and prior.builder is builder or before is not None:
             _write_back_view(sess, builder, target, prior, node, version, line, location, helper, shown)
         return rebound
     if isinstance(result, Tensor):
@@ -599,21 +599,82 @@ def _write_back_view(sess: Any, builder: Any, view: Tensor, prior: Any, written:
     (``u.__setitem__``)."""
     with _OWN_READS():
         base = view._base
-    base_prov = getattr(base, "_lp", None) if base is not None else None
-    if base_prov is None or base_prov.builder is not builder or base_prov.lost is not None \
-            or base_prov.version != version:
+    if base is None:
         return
-    view_node = prior.node  # (the view's provenance before the op)
-    if view_node is None or view_node.op != "call_function" or view_node.target is not operator.getitem \
-            or view_node.args[0] is not base_prov.node or leapp_calls.augmented_assignment():
-        return
-    new_base = builder.emit("call_function", torch_impl.setitem, (base_prov.node, view_node.args[1], written),
+    base_prov = getattr(base, "_lp", None)
+    if base_prov is None:
+        # a view of a tensor that holds no traced data (``b = torch.zeros(5, 4); b[:, 1:].copy_(a)``): the base's
+        # new value is its present one (all but the view as it was) with the view's recorded value written in
+        if prior is not None or leapp_calls.augmented_assignment():
+            return
+        key = _region_key(base, view)
+        if key is None:
+            return
+        with _OWN_READS():
+            present = base.detach().clone()
+        base_node = builder.const(present, baked=False, origin=None, line=line, helper=helper)
+    else:
+        if base_prov.builder is not builder or base_prov.lost is not None or base_prov.version != version \
+                or prior is None or leapp_calls.augmented_assignment():
+            return
+        base_node = base_prov.node
+        view_node = prior.node  # (the view's provenance before the op)
+        if view_node is not None and view_node.op == "call_function" and view_node.target is operator.getitem \
+                and view_node.args[0] is base_node:
+            key = view_node.args[1]
+        else:  # a view made some other way (``a.narrow(1, 0, 2)``, ``a.T[0]``): its key read from where it lies
+            key = _region_key(base, view)
+            if key is None:
+                return
+    new_base = builder.emit("call_function", torch_impl.setitem, (base_node, key, written),
                             line=line, numpy=leapp_defects.VIEW_WRITE, location=location, helper=helper)
     sess.wrap(builder, base, new_base)  # the write's own bookkeeping (its region, shared memory) was the view's
-    finding = leapp_defects.find_torch(leapp_defects.VIEW_WRITE, (), {})
+    finding = leapp_defects.find_torch(leapp_defects.VIEW_WRITE, (), {"untraced_base": base_prov is None})
     # an error where the base's new value reaches an output (LEAPP's export then returns the old one), else a warning
     builder.report("leapp-records-wrongly", line, [new_base.name], name=shown, location=location, pending_reach=True,
                    severity="error" if sess.profile == "leapp" else "warning", fix=finding.fix, what=finding.message)
+
+
+def _region_key(base: Tensor, view: Tensor) -> tuple[Any, ...] | None:
+    """A basic key (ints and slices) with ``base[key]`` the very elements of ``view`` in the same order, read from
+    where both lie in memory; None when no such key is found (a transposed or broadcast view, another dtype)."""
+    with _OWN_READS():
+        if view.dtype != base.dtype or view.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
+            return None
+        shape, strides = tuple(base.shape), base.stride()
+        view_shape, view_strides = tuple(view.shape), view.stride()
+        offset = view.storage_offset() - base.storage_offset()
+        if offset < 0 or any(stride <= 0 for stride in strides):
+            return None
+        starts = [0] * len(shape)
+        for dim in sorted(range(len(shape)), key=lambda d: -strides[d]):  # the offset, axis by axis
+            if shape[dim] > 1:
+                starts[dim], offset = divmod(offset, strides[dim])
+        if offset:
+            return None
+        key: list[Any] = []
+        axis = 0
+        for dim, (size, stride) in enumerate(zip(shape, strides, strict=True)):
+            # a view axis for this axis of the base (a whole multiple of its stride), else an int drops the axis
+            fits = axis < len(view_shape) and len(shape) - dim >= len(view_shape) - axis and (
+                view_shape[axis] == 1 or view_strides[axis] % stride == 0 and view_strides[axis] // stride > 0)
+            if fits:
+                step = view_strides[axis] // stride if view_shape[axis] > 1 else 1
+                stop = starts[dim] + step * (view_shape[axis] - 1) + 1
+                key.append(slice(None) if step == 1 and starts[dim] == 0 and stop == size else
+                           slice(starts[dim] or None, None if stop == size else stop, None if step == 1 else step))
+                axis += 1
+            else:
+                key.append(starts[dim])
+        if axis != len(view_shape):
+            return None
+        try:
+            region = Tensor.__getitem__(base, tuple(key))
+        except (IndexError, RuntimeError):
+            return None
+        same = region.data_ptr() == view.data_ptr() and tuple(region.shape) == view_shape and all(
+            n == 1 or a == b for n, a, b in zip(view_shape, region.stride(), view_strides, strict=True))
+    return tuple(key) if same else None
 
 
 def _setitem(sess: Any, builder: Any, args: tuple[Any, ...], line: int | None, location: str | None,
