@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import yaml
 
-from .probe import _progress_callback, compare, draw_inputs, graph_key
+from .probe import _progress_callback, carried_precisions, compare, draw_inputs, graph_key
 from .tracing.types import EXPORT_WITH, ExportBlocked, Node, TraceError
 
 __all__ = ["export", "FORMATS", "EXPORT_WITH"]
@@ -298,7 +298,7 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
     ranges = {key: bounds for key, bounds in report.ranges.items() if bounds is not None}
     rng = np.random.default_rng(report.seed + 1)
     models = [(node, backend, path, _load(backend, path, node)) for node, backend, path in written]
-    carried = {node.name: _carried_precisions(node) for node, _, _ in written}
+    carried = {node.name: carried_precisions(node) for node, _, _ in written}
     for attempt in range(RELOAD_CHECKS):
         inputs = draw_inputs(trace, rng, ranges)
         eager = None if forced else trace.run_eager(inputs, quiet=True)
@@ -333,27 +333,6 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
                                        f"{problem}")
 
 
-# float dtypes by precision, as the facts name them (torch's name for bfloat16): the lowest one behind an output
-_FLOAT_PRECISION = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(np.float16), "float32": np.dtype(np.float32),
-                    "complex64": np.dtype(np.float32)}
-
-
-def _carried_precisions(node: Node) -> list[np.dtype | None]:
-    """Per output of ``node``, the lowest float precision among the graph values it is computed from (float16 or
-    float32; None when nothing below float64 is behind it)."""
-    from .tracing.facts import facts
-
-    graph = node.graph.graph
-    output = next(n for n in reversed(graph.nodes) if n.op == "output")
-    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
-    lowest: dict[Any, np.dtype | None] = {}
-    for fx_node in graph.nodes:  # in order: every input before its users
-        known = facts(fx_node)
-        names = (known.graph_dtype, known.dtype) if known is not None else ()
-        found = [_FLOAT_PRECISION[name] for name in names if name in _FLOAT_PRECISION]
-        found += [lowest[arg] for arg in fx_node.all_input_nodes if lowest.get(arg) is not None]
-        lowest[fx_node] = min(found, key=lambda d: d.itemsize) if found else None
-    return [lowest.get(result) if isinstance(result, torch.fx.Node) else None for result in results]
 
 
 # ------------------------------------------------------------------------------------------

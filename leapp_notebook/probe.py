@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -940,6 +941,40 @@ def _batchable(expected: np.ndarray, got: np.ndarray | None) -> bool:
     return dtype.kind in "fiub" and dtype != np.float16 and got.dtype.kind in "fiub"
 
 
+# float dtypes by precision, as the facts name them (torch's name for bfloat16): the lowest one behind an output
+_FLOAT_PRECISION = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(np.float16), "float32": np.dtype(np.float32),
+                    "complex64": np.dtype(np.float32)}
+
+
+_CARRIED: weakref.WeakKeyDictionary[Any, list[np.dtype | None]] = weakref.WeakKeyDictionary()  # by graph module
+
+
+def carried_precisions(node: Node) -> list[np.dtype | None]:
+    """Per output of ``node``, the lowest float precision among the graph values it is computed from (float16 or
+    float32; None when nothing below float64 is behind it). A float64 output computed from float32 values (a
+    float32 sine widened by a float64 constant, a float32 policy's action times one) holds float32's precision:
+    the probe and export's reload check compare it at that precision, where float64's tolerance would refuse a
+    correct graph for a last-bit difference of torch's float32 kernels from NumPy's."""
+    known = _CARRIED.get(node.graph)
+    if known is None:
+        known = _CARRIED[node.graph] = _carried(node)
+    return known
+
+
+def _carried(node: Node) -> list[np.dtype | None]:
+    graph = node.graph.graph
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+    lowest: dict[Any, np.dtype | None] = {}
+    for fx_node in graph.nodes:  # in order: every input before its users
+        known = facts(fx_node)
+        names = (known.graph_dtype, known.dtype) if known is not None else ()
+        found = [_FLOAT_PRECISION[name] for name in names if name in _FLOAT_PRECISION]
+        found += [lowest[arg] for arg in fx_node.all_input_nodes if lowest.get(arg) is not None]
+        lowest[fx_node] = min(found, key=lambda d: d.itemsize) if found else None
+    return [lowest.get(result) if isinstance(result, torch.fx.Node) else None for result in results]
+
+
 def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], state: _State,
                 varied: str | None) -> None:
     """Run one node's graph on probe ``j`` and fold the result into its outputs' checks and evidence.
@@ -969,6 +1004,7 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
                 state.inference, state.inference_mode = torch.no_grad(), False
     batches = state.batches
     reused_outputs = state.reused_outputs
+    held_precisions = carried_precisions(node)
     for index, (key, spec) in enumerate(zip(keys, node.outputs, strict=True)):
         value = eager.get(spec.name, _MISSING)
         if value is _MISSING:
@@ -986,6 +1022,12 @@ def _check_node(node: Node, keys: list[str], j: int, eager: Mapping[str, Any], s
             got = (tensor.detach() if tensor.requires_grad else tensor).numpy()
             if inputs.holds_tensor(tensor):
                 got = got.copy()  # the graph handed back (a view of) an input buffer, which the next probe redraws
+            held = held_precisions[index]
+            if held is not None and got.dtype == expected.dtype and expected.dtype.kind in "fc" \
+                    and held.itemsize < _REAL.get(expected.dtype.char, expected.dtype).itemsize:
+                # computed at a lower precision than its dtype's (carried_precisions): compared at that precision
+                want = np.dtype(f"c{2 * held.itemsize}") if expected.dtype.kind == "c" else held
+                expected, got = expected.astype(want), got.astype(want)
         batch = batches.get(key)
         if batch is not None and got is not None and batch.takes(expected, got):
             rows = batch.rows

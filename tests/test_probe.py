@@ -399,3 +399,27 @@ def test_a_value_extracted_on_one_line_and_used_on_another_is_explained_by_its_e
     assert not report.passed and report.hazards == [], report.hazards
     (key,) = report.baked_constants
     assert [(c.kind, c.hazard_lines) for c in report.baked_constants[key]] == [("literal", (line,))]
+
+
+@pytest.mark.parametrize("body", [
+    "feat = np.sin(ang * 3.0) + OFFSET",                                 # a float32 sine widened by a float64 array
+    "c, s = np.cos(ang), np.sin(ang)\nfeat = np.array([c, -s, s, c]).astype(np.float64) * 2.0",
+    "feat = np.exp(ang).astype(np.float64) - OFFSET",
+])
+def test_a_float64_output_computed_in_float32_is_compared_at_float32(body, tmp_path):
+    """torch's float32 sine differs from NumPy's in the last bit; widened to float64 (a float64 constant, as np.zeros
+    gives) that bit failed float64's tolerance: an error semantic-mismatch that refused export of a correct node. The
+    probe now compares such an output at the precision it was computed in, as export's reload check does."""
+    cell = (f'ang = annotate.input_tensors("node", {{"ang": OBS}})\n{body}\n'
+            'annotate.output_tensors("node", {"feat": feat})\n')
+    namespace = {"np": np, "OBS": np.random.default_rng(0).normal(size=16).astype(np.float32),
+                 "OFFSET": np.zeros(16)}
+    t = ln.trace_cell(cell, namespace, profile="full")
+    report = t.probe(32, seed=0)
+    assert report.passed and report.hazards == [], report.outputs["feat"].first_mismatch
+    assert report.outputs["feat"].dtype_ok
+    t.export(tmp_path / "out", formats=("jit",))
+    # a difference above float32's precision in such an output still fails
+    baked = ln.trace_cell(cell.replace("np.sin(ang", "np.vectorize(np.sin)(ang"), namespace, profile="full")
+    if "vectorize" in body or "np.sin(ang * 3.0)" in body:
+        assert not baked.probe(16, seed=0).passed

@@ -344,8 +344,7 @@ class Session:
         finding = leapp_defects.find_torch(leapp_defects.NUMPY_VIEW_WRITE, (), {})
         base = self.name_of(value)
         for keys, new, (line, location, helper, view) in writes:
-            node = _nested_setitem(builder, node, keys, new, line, location, helper)
-            update(node, shape=eager.shape, dtype=dtype_name(eager.dtype))
+            node = _nested_setitem(builder, node, eager, keys, new, line, location, helper)
             if new.op == "get_attr":
                 continue  # a value baked where it was made (a call not recorded), and reported there
             through = f"The write through '{view}'" if view else "A write through a view"
@@ -1146,17 +1145,21 @@ def _fitting_keys(eager: ndarray, keys: list[Any], layout: Layout) -> list[Any] 
     return None
 
 
-def _nested_setitem(builder: NodeBuilder, node: fx.Node, keys: list[Any], new: Any, line: int | None,
-                    location: str | None, helper: str | None) -> fx.Node:
-    """``node`` with ``node[k0][k1]... = new`` written, as nodes: ``setitem(node, k0, setitem(node[k0], k1, ...))``."""
-    def emit(target: Any, args: tuple[Any, ...]) -> fx.Node:
-        return builder.emit("call_function", target, args, line=line, numpy=leapp_defects.NUMPY_VIEW_WRITE,
+def _nested_setitem(builder: NodeBuilder, node: fx.Node, eager: ndarray, keys: list[Any], new: Any,
+                    line: int | None, location: str | None, helper: str | None) -> fx.Node:
+    """``node`` (``eager``'s value) with ``node[k0][k1]... = new`` written, as nodes:
+    ``setitem(node, k0, setitem(node[k0], k1, ...))``."""
+    def emit(target: Any, args: tuple[Any, ...], value: ndarray) -> fx.Node:
+        made = builder.emit("call_function", target, args, line=line, numpy=leapp_defects.NUMPY_VIEW_WRITE,
                             location=location, helper=helper)
+        update(made, shape=value.shape, dtype=dtype_name(value.dtype))
+        return made
 
     if len(keys) > 1:
-        new = _nested_setitem(builder, emit(operator.getitem, (node, keys[0])), keys[1:], new, line, location,
-                              helper)
-    return emit(torch_impl.setitem, (node, keys[0], new))
+        part = eager[keys[0]]
+        new = _nested_setitem(builder, emit(operator.getitem, (node, keys[0]), part), part, keys[1:], new, line,
+                              location, helper)
+    return emit(torch_impl.setitem, (node, keys[0], new), eager)
 
 
 def _same_elements(a: Layout, b: Layout) -> bool:
