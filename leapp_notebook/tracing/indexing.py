@@ -104,7 +104,8 @@ def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[A
         node = builder.const(np.asarray(eager), baked=True, origin=f"x{text} at line {line}", line=line,
                              source_nodes=[source.name], helper=helper)
         builder.report("reversed-with-index-arrays", line, [node.name], location=location, severity="error",
-                       expr=f"{sess.name_of(array) or 'x'}{text}", const=node.name)
+                       expr=f"{sess.name_of(array) or 'x'}{text}", const=node.name,
+                       fix=flip_fix(sess.name_of(array) or "x", key_tuple, array.ndim))
         return sess.wrap(builder, eager, node)
     node = emit("call_function", operator.getitem,
                 (source, graph_key if len(graph_key) != 1 else graph_key[0]))
@@ -114,10 +115,12 @@ def _getitem(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple[A
                 node = emit("call_function", torch.flip, (node, tuple(reversed_dims)))
             marked = [flipped_first.name, node.name] if flipped_first is not None else [node.name]
             builder.report("reversed-flipped", line, marked, location=location,
-                           expr=f"{sess.name_of(array) or 'x'}{text}")
+                           expr=f"{sess.name_of(array) or 'x'}{text}",
+                           fix=flip_fix(sess.name_of(array) or "x", key_tuple, array.ndim))
         else:
             builder.report("reversed-unreversed", line, [node.name], location=location,
-                           expr=f"{sess.name_of(array) or 'x'}{text}")
+                           expr=f"{sess.name_of(array) or 'x'}{text}",
+                           fix=flip_fix(sess.name_of(array) or "x", key_tuple, array.ndim))
     if scalar_result:
         what = f"{sess.name_of(array) or 'x'}{text} removes every axis and gives"
         builder.report("scalar-iteration-kept" if iterating else "scalar-key-kept", line, [node.name],
@@ -318,6 +321,39 @@ def iterate(sess: Session, array: Any) -> Iterator[Any]:
     if array.ndim == 0:
         raise TypeError("iteration over a 0-d array")
     return iter([getitem(sess, array, i, i, iterating=True) for i in range(array.shape[0])])
+
+
+def flip_fix(name: str, key_tuple: tuple[Any, ...], ndim: int) -> str:
+    """The reversed-slice fix for ``name[key]``, naming the axes the negative steps reverse (``q[..., ::-1]``
+    reverses the last axis, not the first: ``np.flip(q, axis=-1)``)."""
+    consuming = sum(1 for part in key_tuple if part is not None and part is not Ellipsis
+                    and not (isinstance(part, ndarray) and part.dtype == bool))
+    axes, axis, forward, plain, after_ellipsis = [], 0, [], True, False
+    for part in key_tuple:
+        if part is Ellipsis:
+            axis, after_ellipsis = ndim - (consuming - axis), True
+            forward.append("...")
+            continue
+        if part is None:
+            forward.append("None")
+            plain = False  # a new axis moves the ones after it: written out below as a general rule
+            continue
+        if isinstance(part, slice) and part.step is not None and int(part.step) < 0:
+            axes.append(axis - ndim if after_ellipsis else axis)
+            plain = plain and part.start is None and part.stop is None and int(part.step) == -1
+            forward.append(":")
+        else:
+            forward.append(_key_text((part,))[1:-1])
+            plain = plain and isinstance(part, slice)  # an int removes its axis: the flip's axis would move
+        axis += 1
+    axis_text = str(axes[0]) if len(axes) == 1 else "(" + ", ".join(map(str, axes)) + ")"
+    if plain:
+        kept = [p for p in forward if p not in (":", "...")]
+        target = f"{name}[{', '.join(forward)}]" if kept else name
+        return f"use np.flip({target}, axis={axis_text}) instead of the negative step"
+    return (f"take the slice with a positive step and reverse axis {axis_text} of {name} with np.flip(..., "
+            f"axis=...) (np.flip reverses an axis as torch.flip records it), or index that axis with an index "
+            f"array counting down (np.arange(n - 1, -1, -1))")
 
 
 def _key_text(key_tuple: tuple[Any, ...]) -> str:
