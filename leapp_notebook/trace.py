@@ -7,6 +7,7 @@ bad argument — NumPy is restored and no traced array is left in the namespace.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import itertools
 import json
@@ -493,6 +494,7 @@ class _Quiet:
         if self.on:
             if not _SINK:
                 _SINK.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - kept open for the process
+                atexit.register(_SINK[0].close)  # (closed at exit: no ResourceWarning)
             self.shown = sys.stdout, sys.stderr
             sys.stdout = sys.stderr = _SINK[0]
 

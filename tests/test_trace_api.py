@@ -680,3 +680,27 @@ def test_every_name_the_docs_use_on_the_package_exists():
     used = {a or b for path in texts for a, b in re.findall(pattern, path.read_text())}
     assert "EXPORT_WITH" in used and "trace_cell" in used
     assert sorted(name for name in used if not hasattr(ln, name)) == []
+
+
+def test_an_array_kept_from_an_earlier_trace_is_data_in_the_next_one(tmp_path):
+    """A normalizer updated inside a traced cell (``self.mean = 0.9 * self.mean + 0.1 * x.mean(0)``) keeps the
+    tracer's array type after the trace. The next trace of an unrelated cell that reads it took it for a value of
+    another node: an error (used without input_tensors) that refused export of a correct node. It is a constant."""
+    class Normalizer:
+        def __init__(self):
+            self.mean = np.zeros(3)
+
+        def update(self, x):
+            self.mean = 0.9 * self.mean + 0.1 * x.mean(axis=0)
+
+    norm = Normalizer()
+    obs = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    namespace = {"np": np, "OBS": obs, "norm": norm}
+    ln.trace_cell('obs = annotate.input_tensors("node", {"obs": OBS})\nnorm.update(obs)\nout = obs - norm.mean\n'
+                  'annotate.output_tensors("node", {"out": out})\n', namespace, profile="full")
+    for body in ("out = obs - norm.mean", "m = norm.mean * 2\nout = obs - m", "out = obs[:, 1:] - norm.mean[1:]"):
+        t = ln.trace_cell(f'obs = annotate.input_tensors("node", {{"obs": OBS}})\n{body}\n'
+                          'annotate.output_tensors("node", {"out": out})\n', namespace, profile="full")
+        assert t.hazards == [], (body, t.hazards)
+        assert t.probe(8, seed=0).passed
+    t.export(tmp_path / "out", formats=("jit",))

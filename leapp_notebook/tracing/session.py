@@ -730,6 +730,10 @@ class Session:
             builder.report("stale-view", line, [node.name], pending_reach=True, const=node.name,
                            target=self.name_of(value) or "this value")
             return node
+        if prov.builder is not None and prov.builder.session is not self:
+            # traced by an earlier trace and kept since (``self.mean = 0.9 * self.mean + ...`` on an object that
+            # outlives the cell): data now, as a plain array is
+            return builder.const(eager, baked=False, origin=None, line=line, helper=helper)
         if prov.builder is not None and prov.node is not None:
             origin = f"value traced in node '{prov.builder.name}', used in node '{builder.name}' without " \
                      "input_tensors"
