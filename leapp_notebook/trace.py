@@ -362,6 +362,17 @@ def _names(value: Any, what: str) -> list[str] | None:
     return names
 
 
+def _why(exc: BaseException) -> str:
+    """What a cell error that only the tracer causes means, and the way around it."""
+    if isinstance(exc, (RuntimeError, TypeError)) and "'TracedArray'" in str(exc):
+        # torch's legacy constructors (torch.Tensor(x), torch.FloatTensor(x)) take the tracer's array type, which
+        # lets torch's other calls reach the recorder, for a tensor and find no storage; nothing can wrap them
+        return (". torch.Tensor(x) and the legacy types (torch.FloatTensor(x), ...) cannot take a traced array: "
+                "use torch.from_numpy(x) (shares memory, keeps the dtype) or torch.as_tensor(x, "
+                "dtype=torch.float32), which are recorded")
+    return ""
+
+
 def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: Any = None,
                outputs: Any = None, node: str = "node", profile: str = "leapp") -> "Trace":
     """Trace ``source`` (a notebook cell's code) into one torch.fx graph per node.
@@ -440,7 +451,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         except BaseException as exc:
             line = _cell_line(exc, filename)
             text = sess.line_text(line).strip()
-            raise CellError(f"line {line}: {type(exc).__name__}: {exc}" + (f"\n    {text}" if text else ""),
+            raise CellError(f"line {line}: {type(exc).__name__}: {exc}{_why(exc)}" + (f"\n    {text}" if text else ""),
                             line, text) from exc
         if output_names is not None:
             values = {}

@@ -832,3 +832,17 @@ def test_an_in_place_op_on_a_view_is_written_into_its_base(write):
             (got,) = trace.nodes["n"](torch.from_numpy(fresh))
         torch.testing.assert_close(got, a)
         assert trace.probe(16, seed=0).passed
+
+
+@pytest.mark.parametrize("ctor", ["torch.Tensor", "torch.FloatTensor"])
+def test_a_legacy_tensor_constructor_of_a_traced_array_says_what_to_use_instead(ctor):
+    """torch.Tensor(obs) / torch.FloatTensor(obs) run eagerly but raise inside torch on the tracer's array type
+    ("not a storage 'TracedArray'"), and no wrapper can reach them. The cell error says what is recorded instead."""
+    obs = np.arange(4, dtype=np.float32)
+    cell = (f'obs = annotate.input_tensors("node", {{"obs": OBS}})\nt = {ctor}(obs)\ny = (t * 2).numpy()\n'
+            'annotate.output_tensors("node", {"y": y})\n')
+    with pytest.raises(ln.CellError, match=r"line 2: .*use torch\.from_numpy\(x\)") as caught:
+        ln.trace_cell(cell, {"np": np, "torch": torch, "OBS": obs}, profile="full")
+    assert caught.value.line == 2
+    fixed = ln.trace_cell(cell.replace(f"{ctor}(obs)", "torch.from_numpy(obs)"), {"np": np, "torch": torch, "OBS": obs})
+    assert fixed.hazards == [] and fixed.probe(8, seed=0).passed
