@@ -890,3 +890,14 @@ def test_a_deep_copy_of_traced_data_is_recorded_as_a_copy():
         t = ln.trace_cell(source, {"np": np, "copy": __import__("copy"), "x": X1.copy()}, inputs=["x"],
                           outputs=["y"], profile=profile)
         assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)
+
+
+@pytest.mark.parametrize("profile", ["leapp", "full"])
+def test_the_fix_for_a_write_through_out_is_to_assign_the_result(profile):
+    """np.clip(a, lo, hi, out=a) is recorded by neither lookup; the fix said to trace with profile='full', where it
+    is as baked. It says to assign the result, which both record."""
+    t = trace("a = x * 1\nnp.clip(a, -1.0, 1.0, out=a)\ny = a", x=X1, profile=profile)
+    hazard = only(t, "untraced-call")
+    assert "a = np.clip(...)" in hazard.fix and "profile='full'" not in hazard.fix
+    fixed = trace("a = x * 1\na = np.clip(a, -1.0, 1.0)\ny = a", x=X1, profile=profile)
+    assert fixed.hazards == [] and agrees_on_fresh_input(fixed, FRESH1)

@@ -934,7 +934,15 @@ class Session:
     def untraced(self, builder: NodeBuilder, row: ops.Row | None, name: str, params: dict[str, Any],
                  result: Any, line: int | None, location: str | None, helper: str | None, reason: str = "") -> Any:
         sources = [v._lp.node.name for v in iter_traced(params.values(), builder)]
-        in_full = row is not None
+        out = "argument out=" in reason  # neither lookup records a write through out=: assigning the result does
+        in_full = row is not None and not out
+        fix = None
+        if out:
+            target = self.name_of(params.get("out"))
+            call = name if name.startswith("np.") else f"x.{name.split('.')[-1]}"
+            assign = f"assign its result: {target} = {call}(...)" if target else \
+                "assign its result where out= pointed (v[...] = ... for a view v of another array)"
+            fix = f"call {name} without out= and {assign}; or {hz.SPLIT_FIX.format(line=line)}"
         lookup = "LEAPP 0.7.2's lookup" if self.profile == "leapp" else "the lookup"
         why = f"{name} is not in {lookup}{reason}"
         if self.profile == "leapp" and not reason and name.startswith(("np.", "ndarray.")):
@@ -964,7 +972,7 @@ class Session:
                                  source_nodes=sources, helper=helper)
             builder.report("not-in-lookup", line, [node.name], name=name, location=location, pending_reach=True,
                            recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
-                           const=node.name)
+                           const=node.name, fix=fix)
             return self.wrap(builder, result, node)
         if result is None:
             for value in iter_traced(params.values()):
