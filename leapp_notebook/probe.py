@@ -72,13 +72,13 @@ class Mismatch:
 
     def describe(self) -> str:
         if self.what == "value":
-            return f"value at index {self.index}: NumPy gives {self.expected!r}, the graph gives {self.got!r}"
+            return f"value at index {self.index}: the eager cell gives {self.expected!r}, the graph gives {self.got!r}"
         if self.what == "error":
             return f"the graph raises: {self.got}"
         if self.what == "varying shape":  # the graph agrees with NumPy; the node's declared shape does not
-            return f"shape: NumPy gives {self.expected} on these inputs (and so does the graph), where the node " \
+            return f"shape: the eager cell gives {self.expected} on these inputs (and so does the graph), where the node " \
                    f"declares {self.got}, its shape when traced"
-        return f"{self.what}: NumPy gives {self.expected}, the graph gives {self.got}"
+        return f"{self.what}: the eager cell gives {self.expected}, the graph gives {self.got}"
 
 
 @dataclass

@@ -220,7 +220,7 @@ def test_wrong_value_row_is_caught_as_semantic_mismatch(monkeypatch):
     x = m.inputs["node"]["x"]
     assert m.expected == pytest.approx(float(2 * x[m.index]))
     assert m.got == pytest.approx(float(4 * x[m.index]))
-    assert f"NumPy gives {m.expected!r}, the graph gives {m.got!r}" in hazard.message
+    assert f"the eager cell gives {m.expected!r}, the graph gives {m.got!r}" in hazard.message
     assert "line 2" in hazard.fix
     tr.probe(seed=1)
     assert [h.kind for h in tr.hazards].count("semantic-mismatch") == 1  # reported once per line
@@ -238,7 +238,7 @@ def test_wrong_shape_row_is_caught_as_semantic_mismatch(monkeypatch):
     assert check.first_mismatch.expected == (4,) and check.first_mismatch.got != (4,)
     [hazard] = report.hazards
     assert hazard.kind == "semantic-mismatch" and hazard.line == 1
-    assert "shape: NumPy gives (4,)" in hazard.message
+    assert "shape: the eager cell gives (4,)" in hazard.message
 
 
 def test_wrong_dtype_row_is_caught_as_semantic_mismatch(monkeypatch):
@@ -253,7 +253,7 @@ def test_wrong_dtype_row_is_caught_as_semantic_mismatch(monkeypatch):
     assert (check.first_mismatch.what, check.expected, check.got) == ("dtype", "float32", "float64")
     assert check.max_abs_err < 1e-6  # the values agree: only the dtype is wrong
     [hazard] = report.hazards
-    assert hazard.kind == "semantic-mismatch" and "dtype: NumPy gives float32, the graph gives float64" in \
+    assert hazard.kind == "semantic-mismatch" and "dtype: the eager cell gives float32, the graph gives float64" in \
         hazard.message
 
 
