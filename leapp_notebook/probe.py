@@ -76,8 +76,8 @@ class Mismatch:
         if self.what == "error":
             return f"the graph raises: {self.got}"
         if self.what == "varying shape":  # the graph agrees with NumPy; the node's declared shape does not
-            return f"shape: the eager cell gives {self.expected} on these inputs (and so does the graph), where the node " \
-                   f"declares {self.got}, its shape when traced"
+            return f"shape: the eager cell gives {self.expected} on these inputs (and so does the graph), where the " \
+                   f"node declares {self.got}, its shape when traced"
         return f"{self.what}: the eager cell gives {self.expected}, the graph gives {self.got}"
 
 

@@ -43,8 +43,8 @@ def test_a_masked_selection_as_output_is_a_warning_at_its_line(profile):
     assert check.shape_ok and check.mismatches == 0 and check.first_mismatch is None
     varying = check.varying_shape
     assert varying.what == "varying shape" and varying.got == (7,) and varying.expected != (7,)
-    assert f"the eager cell gives {varying.expected} on these inputs (and so does the graph), where the node declares " \
-           "(7,)" in varying.describe()
+    assert f"the eager cell gives {varying.expected} on these inputs (and so does the graph), where the node " \
+           "declares (7,)" in varying.describe()
     # the probe's inputs reproduce it: the eager cell and the graph give that shape there
     assert np.asarray(t.run_eager(varying.inputs)["pre"]["y"]).shape == varying.expected
     assert tuple(t.nodes["pre"](varying.inputs["pre"]["x"])[0].shape) == varying.expected

@@ -846,3 +846,58 @@ def test_a_legacy_tensor_constructor_of_a_traced_array_says_what_to_use_instead(
     assert caught.value.line == 2
     fixed = ln.trace_cell(cell.replace(f"{ctor}(obs)", "torch.from_numpy(obs)"), {"np": np, "torch": torch, "OBS": obs})
     assert fixed.hazards == [] and fixed.probe(8, seed=0).passed
+
+
+class _NormLimited(torch.nn.Module):
+    """An action-norm safety limit, written as robotics code writes it: a branch on the action inside forward."""
+
+    def __init__(self, body: str = "branch"):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ELU(), torch.nn.Linear(16, 3))
+        self.body, self.limit = body, 3.0
+
+    def forward(self, x):
+        a = self.net(x)
+        if self.body == "branch":
+            n = a.norm()
+            if n > self.limit:
+                a = a * (self.limit / n)
+        elif self.body == "extraction":
+            a = a / float(a.abs().max())
+        elif self.body == "random":
+            a = a + 0.1 * torch.randn_like(a)
+        elif self.body == "where":  # the fix: select instead of branching
+            a = a * torch.clamp(self.limit / a.norm(), max=1.0)
+        elif self.body == "weights":  # a branch on the module's own weights, not on its input: no hazard
+            if self.net[0].weight.abs().sum() > 0:
+                a = a * 2
+        return a
+
+
+@pytest.mark.parametrize("body, kind, text", [
+    ("branch", "data-dependent-branch", "if n > self.limit:"),
+    ("extraction", "value-extraction", "a = a / float(a.abs().max())"),
+    ("random", "nondeterministic", "a = a + 0.1 * torch.randn_like(a)"),
+])
+def test_what_a_module_forward_does_with_its_input_is_watched(body, kind, text):
+    """The graph holds a module whole (one call_module node, run as it is), so the probe passes on a forward that
+    branches on its input; jit-trace and ONNX exports kept the branch taken on the trace inputs, and said so nowhere
+    (measured: an action norm of 5.2 where the cell limits it to 3). The forward is watched as it runs: a branch, a
+    Python value or a random draw on data that comes from the call's inputs is a hazard at the call's line, naming
+    the forward's own line."""
+    policy = _NormLimited(body).eval()
+    cell = ("obs = annotate.input_tensors('n', {'obs': raw})\nwith torch.no_grad():\n"
+            "    action = policy(torch.from_numpy(obs))\nannotate.output_tensors('n', {'action': action})\n")
+    namespace = {"np": np, "torch": torch, "policy": policy, "raw": np.zeros((1, 4), np.float32)}
+    for profile in ("leapp", "full"):
+        trace = ln.trace_cell(cell, dict(namespace), profile=profile)
+        assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [(kind, "error", 3)], trace.hazards
+        hazard = trace.hazards[0]
+        assert text in hazard.message and "test_torch_nodes.py:" in hazard.message
+        assert [n.op for n in trace.nodes["n"].graph.graph.nodes if n.name in hazard.graph_nodes] == ["call_module"]
+    # the fix the hazard gives, and a branch on the module's weights alone, are clean
+    for clean in ("where", "weights"):
+        namespace["policy"] = _NormLimited(clean).eval()
+        trace = ln.trace_cell(cell, dict(namespace), profile="full")
+        assert trace.hazards == [] and trace.probe(8, seed=0).passed, (clean, trace.hazards)

@@ -360,6 +360,7 @@ class NodeBuilder:
         self.genuine: dict[int, tuple[Any, fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
+        self.module_watched: dict[int, tuple[Any, bool]] = {}  # per module: whether its forward is watched
         self.module_names: dict[int, tuple[Any, str]] = {}  # id(nn.Module) -> (it, its cell name), on first call
         self.n_const = 0
         self.closed = False

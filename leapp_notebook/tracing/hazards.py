@@ -297,6 +297,24 @@ CAUSES: dict[str, Cause] = {
                       "from the deployed model and from run to run."),
     "random": Cause("nondeterministic", "{call} draws random values inside node '{node}': the graph cannot match "
                     "the eager cell on any run, and the exported node is not deterministic."),
+    # found inside a module's own forward, which the graph holds whole (one call_module node, run as it is)
+    "module-branch": Cause("data-dependent-branch", "{module}'s forward decides control flow on traced data "
+                           "({where}: `{text}`): the graph holds the module whole and runs its branch, but the "
+                           "exports that trace it (jit-trace, ONNX) keep only the branch taken on the trace inputs, "
+                           "torch.export refuses it, and LEAPP 0.7.2, which records the module's ops one by one, "
+                           "freezes it.",
+                           fix="select instead of branching inside forward: compute both results and pick with "
+                           "torch.where(condition, a, b) (a norm limit: a * torch.clamp(limit / n, max=1.0)); or "
+                           "export only with export_with='jit' (TorchScript keeps the branch)"),
+    "module-extraction": Cause("value-extraction", "{module}'s forward takes a Python value from traced data "
+                               "({where}: `{text}`): the exports that trace it (jit-trace, ONNX) and LEAPP 0.7.2 fix "
+                               "it at its trace-time value.",
+                               fix="keep the value a tensor inside forward (no .item(), float(), int() or .tolist())"),
+    "module-random": Cause("nondeterministic", "{module}'s forward draws random values ({call} at {where}: `{text}`): "
+                           "the graph cannot match the eager cell on any run, and the exported node is not "
+                           "deterministic.",
+                           fix="draw the noise outside the node and pass it in with annotate.input_tensors, or "
+                           "leave it out of the deployed forward"),
 }
 
 

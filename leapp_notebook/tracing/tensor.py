@@ -14,9 +14,12 @@ is ``nn.Module._call_impl`` (what ``nn.Module.__call__`` runs): a module called 
 from __future__ import annotations
 
 import inspect
+import linecache
 import operator
+import os
+import sys
 from threading import get_ident
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -917,8 +920,15 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
     if named is None or named[0] is not module:  # the cell's name for it, looked up once (a policy runs every step)
         named = builder.module_names[id(module)] = (module, sess.name_of(module) or type(module).__name__.lower())
     name = named[1]
-    with sess.eager():
-        result = original(module, *args, **kwargs)
+    watched = builder.module_watched.get(id(module))
+    if watched is None or watched[0] is not module:
+        watched = builder.module_watched[id(module)] = (module, _own_forward(module))
+    if watched[1]:
+        result, found = _watched_call(sess, original, module, args, kwargs)
+    else:
+        with sess.eager():
+            result = original(module, *args, **kwargs)
+        found = ()
     target = builder.module(module, name)
     start = len(builder.fresh)
     graph_args = [_graph_arg(sess, builder, a, line, helper) for a in args]
@@ -937,6 +947,11 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
     if dependent:
         builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
                        dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
+    for cause, call, where, text in found:
+        if dependent and cause == "module-random" and call.rpartition(".")[2] in _DROPOUTS:
+            continue  # a dropout of a module in training mode: the training-mode hazard says it
+        builder.report(cause, line, [node.name], name=f"{name}:{where}", location=location, module=name,
+                       call=call, where=where, text=text)
     if isinstance(result, Tensor):
         replay.trusted(builder, start)
         wrapped = sess.wrap(builder, result, node)
@@ -948,6 +963,88 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
     else:
         return _unrecorded(sess, builder, f"{name}(...)", result, line, location, helper, [node.name])
     return wrapped
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _own_forward(module: torch.nn.Module) -> bool:
+    """Whether ``module`` (or a submodule) runs a forward written outside torch, in Python: what ``_watched_call``
+    watches (torch's own modules take no branch on their inputs' values; TorchScript runs no Python)."""
+    if isinstance(module, torch.jit.ScriptModule):
+        return False
+    for sub in module.modules():
+        forward = type(sub).forward
+        if forward is not torch.nn.Module.forward and not isinstance(sub, torch.jit.ScriptModule) \
+                and not getattr(forward, "__module__", "torch").startswith("torch."):
+            return True
+    return False
+
+
+_TAKES_VALUE = {"__bool__": "module-branch", "item": "module-extraction", "__float__": "module-extraction",
+                "__int__": "module-extraction", "__index__": "module-extraction", "tolist": "module-extraction",
+                "__complex__": "module-extraction", "numpy": "module-extraction"}
+
+
+class _ModuleWatch(TorchFunctionMode):
+    """Watches a module's forward, run eagerly and unrecorded (the graph holds the module as one call_module node),
+    for what that node holds but the exports that trace it do not: a branch or a Python value taken on data that
+    comes from the call's inputs (followed from op to op), and random draws. Each op runs as it would untraced."""
+
+    def __init__(self, inputs: list[Tensor]):
+        super().__init__()
+        self.kept = list(inputs)  # alive while watched: their ids stay theirs
+        self.tainted = {id(t) for t in inputs}
+        self.found: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        with _OWN_READS():
+            result = func(*args, **kwargs)
+        name = _name(func)
+        tainted = self.tainted
+        hit = any(id(value) in tainted for value in _tensors_in(args, kwargs))
+        cause = _TAKES_VALUE.get(name) if hit else None
+        if cause is None and (name in _RANDOM or name in _DROPOUTS and _dropout_active(func, args, kwargs)):
+            cause = "module-random"
+        if cause is not None:
+            where, text = _forward_site()
+            self.found.setdefault((cause, where), (cause, display(func), where, text))
+        if hit:
+            for value in _tensors_in((result,), {}):
+                tainted.add(id(value))
+                self.kept.append(value)
+        return result
+
+
+def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Tensor]:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, Tensor):
+            yield value
+        elif type(value) in (list, tuple):
+            yield from (v for v in value if isinstance(v, Tensor))
+
+
+def _forward_site() -> tuple[str, str]:
+    """The first frame outside torch and the tracer, as ``file:line``, and its line's text."""
+    frame = sys._getframe(2)
+    here = os.path.dirname(__file__)
+    while frame is not None and (frame.f_code.co_filename.startswith(_TORCH_DIR)
+                                 or frame.f_code.co_filename.startswith(here)):
+        frame = frame.f_back
+    if frame is None:
+        return "?", ""
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    return f"{os.path.basename(filename)}:{line}", linecache.getline(filename, line).strip()
+
+
+def _watched_call(sess: Any, original: Any, module: torch.nn.Module, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> tuple[Any, list[tuple[str, str, str, str]]]:
+    """``module(*args, **kwargs)`` run as untraced, under ``_ModuleWatch``; its result and what the watch found."""
+    watch = _ModuleWatch([t for t in _tensors_in(args, kwargs) if getattr(t, "_lp", None) is not None])
+    with sess.eager(), torch._C._EnableTorchFunction(), watch:
+        result = original(module, *args, **kwargs)
+    return result, list(watch.found.values())
 
 
 # ------------------------------------------------------------------------------------------
