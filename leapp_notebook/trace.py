@@ -406,7 +406,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
             else:
                 raise TraceError(f"input '{name}' is not defined in the namespace." + close_matches(name, namespace))
     try:
-        code, filename = _compiled(source)
+        code, filename = _compiled(source, namespace)
     except UnicodeEncodeError as exc:
         raise TraceError(f"the cell's text holds {exc.object[exc.start:exc.end]!r} at position {exc.start}, a "
                          "character Python cannot compile (a lone surrogate): remove it") from None
@@ -514,16 +514,18 @@ class _Quiet:
             sys.stdout, sys.stderr = self.shown
 
 
-def _compiled(source: str) -> tuple[Any, str]:
-    """The cell's code object and its file name (one per distinct source; the frame walker and the namespace
-    cleanup recognise the cell's own code by it)."""
-    found = _CODE.get(source)
+def _compiled(source: str, namespace: dict[str, Any] | None = None) -> tuple[Any, str]:
+    """The cell's code object and its file name (one per distinct source and set of the names it indexes that are
+    bound to a plain ndarray in ``namespace``, ``stores.FROM``; the frame walker and the namespace cleanup recognise
+    the cell's own code by it)."""
+    tables = _stores.tables(source, namespace) if namespace else frozenset()
+    found = _CODE.get((source, tables))
     if found is None:
         filename = f"<leapp-cell-{next(_COUNTER)}>"
-        found = _stores.compile_cell(source, filename), filename
+        found = _stores.compile_cell(source, filename, tables), filename
         if len(_CODE) >= 256:
             _CODE.pop(next(iter(_CODE)))
-        _CODE[source] = found
+        _CODE[(source, tables)] = found
     return found
 
 

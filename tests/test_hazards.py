@@ -901,3 +901,38 @@ def test_the_fix_for_a_write_through_out_is_to_assign_the_result(profile):
     assert "a = np.clip(...)" in hazard.fix and "profile='full'" not in hazard.fix
     fixed = trace("a = x * 1\na = np.clip(a, -1.0, 1.0)\ny = a", x=X1, profile=profile)
     assert fixed.hazards == [] and agrees_on_fresh_input(fixed, FRESH1)
+
+
+class _Gains:
+    pass
+
+
+@pytest.mark.parametrize("body, line", [
+    ("b = np.clip(np.floor(np.abs(x)), 0, 2).astype(np.int64)\ny = KP[b, np.arange(4)] * x", 2),  # a gain schedule
+    ("y = KP[np.argmax(x)] * x", 1),                                    # a discrete action table
+    ("y = KP[0][x > 0.3].sum(keepdims=True) * x", 1),                   # a mask into a row of the table
+    ("def look(i):\n    return KP[i]\ny = look(np.argmax(x)) * x", 2),  # in a function the cell defines
+    ("y = cfg.KP[np.argmax(x)] * x", 1),                                # an attribute of an object
+])
+def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, line):
+    """KP[i] with KP a plain array of the namespace runs in C: the looked-up values were a genuine constant, with no
+    hazard, and the probe passed wherever its draws stayed in the traced bin (measured: gains of bin 0 for every speed
+    in the export). The cell's subscripts of such names are hooked: full records an index into the table's constant
+    (a warning: LEAPP 0.7.2 bakes it, measured silently); leapp bakes it as LEAPP does, an error at the line."""
+    kp = np.array([[20.0, 20.0, 20.0, 20.0], [35.0, 35.0, 35.0, 35.0], [50.0, 50.0, 50.0, 50.0]], np.float32)
+    cfg = _Gains()
+    cfg.KP = kp
+    fresh = np.array([1.5, 2.5, 0.9, -1.1], np.float32)
+    for profile, severity in (("full", "warning"), ("leapp", "error")):
+        namespace = {"np": np, "x": np.array([0.4, 0.3, 0.5, 0.2], np.float32), "KP": kp, "cfg": cfg}
+        t = ln.trace_cell(body, namespace, inputs=["x"], outputs=["y"], profile=profile)
+        hazard = only(t, "untraced-call")
+        assert (hazard.severity, hazard.line) == (severity, line), t.hazards
+        assert "indexes a plain array with traced data" in hazard.message and "np.where" in hazard.fix
+        assert set(hazard.graph_nodes) <= graph_node_names(t) and hazard.graph_nodes
+        assert namespace["KP"] is kp and cfg.KP is kp  # the namespace keeps its own objects
+        assert agrees_on_fresh_input(t, fresh) == (profile == "full")
+    # indexed with plain keys, the table is a constant as before: no hazard
+    t = ln.trace_cell("y = (x - KP[0]) / KP[1] + KP[2, 1:2]", {"np": np, "x": X1, "KP": kp}, inputs=["x"],
+                      outputs=["y"], profile="full")
+    assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)

@@ -468,12 +468,13 @@ k = np.interp(h, [0.0, 1.0], [1.0, 3.0])
 annotate.output_tensors("node", {"y": h + k})
 '''
     first = _trace(source, {"np": np, "x": np.linspace(0, 1, 5)})
-    code = trace_module._CODE[source]
+    # (by source and the names it indexes that are plain arrays: none here)
+    code = trace_module._CODE[(source, frozenset())]
     again = _trace(source, {"np": np, "x": np.linspace(0, 1, 5)})
-    assert trace_module._CODE[source] is code
+    assert trace_module._CODE[(source, frozenset())] is code
     assert [(h.kind, h.line) for h in again.hazards] == [(h.kind, h.line) for h in first.hazards] != []
     other = _trace(source + "\n", {"np": np, "x": np.linspace(0, 1, 5)})
-    assert trace_module._CODE[source + "\n"][1] != code[1]  # another source, another file name
+    assert trace_module._CODE[(source + "\n", frozenset())][1] != code[1]  # another source, another file name
     assert [(h.kind, h.line) for h in other.hazards] == [(h.kind, h.line) for h in first.hazards]
 
 

@@ -115,6 +115,9 @@ _WHOLE_ARRAY = ("work on the whole array instead of its elements: np.sum(x, keep
 _BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
 
 # Every message the engine, the probe and the LEAPP-defects check report, by cause.
+# the lookup of a plain table by a traced index, as LEAPP 0.7.2 records it (measured: benchmarks/leapp_cases.py)
+_TABLE_FIX = ("select with np.where on the index instead, which LEAPP 0.7.2 records (np.where(i == 0, T[0], "
+              "np.where(i == 1, T[1], T[2])) for a table T of three rows)")
 CAUSES: dict[str, Cause] = {
     # untraced-call: a value computed outside the graph is baked
     "tainted-plain": Cause("untraced-call", "a plain array that received traced data ({origin}) is used here: "
@@ -173,6 +176,14 @@ CAUSES: dict[str, Cause] = {
     "write-into-untraced": Cause("untraced-call", "traced data is written into an untraced array ({target} = ...): "
                                  "LEAPP 0.7.2 does not record the write, so that array is baked as a constant "
                                  "wherever it is used (it logs nothing)."),
+    "table-index-baked": Cause("untraced-call", "{expr} indexes a plain array with traced data: the array's own "
+                               "indexing runs in C, which LEAPP 0.7.2 does not see, so it bakes the values looked up "
+                               "on the trace inputs as constant {const} (measured: silently, its replay validation "
+                               "passes).", _TABLE_FIX),
+    "table-index-recorded": Cause("untraced-call", "{expr} indexes a plain array with traced data: recorded here as an "
+                                  "index into the array's constant, but LEAPP 0.7.2 does not see the array's own "
+                                  "indexing (it runs in C) and bakes the values looked up on the trace inputs "
+                                  "(measured: silently, its replay validation passes).", _TABLE_FIX),
     "other-thread": Cause("untraced-call", "traced data is used in a thread the cell started ({name}): the tracer "
                           "records only the cell's own thread, so the result is baked wherever it is used.",
                           "compute it in the cell's own thread, or split the node around the threaded step"),

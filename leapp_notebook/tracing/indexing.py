@@ -16,7 +16,7 @@ from torch import Tensor, fx
 from . import replay, torch_impl
 from .dtypes import dtype_name
 from .facts import update
-from .provenance import Provenance, builder_of, fingerprint, plain, provenance, root
+from .provenance import Provenance, builder_of, fingerprint, iter_traced, plain, provenance, root
 
 _OWN_READS = torch._C.DisableTorchFunction  # the tracer's own read of a traced tensor (session._OWN_READS)
 
@@ -63,6 +63,37 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
         if builder.n_reports == reports and builder.settled_from == start and node is not None:
             captured = replay.capture(builder, params, node, builder.last_casts, None)
         replay.store(signature, captured)
+    return traced
+
+
+def getitem_constant(sess: Session, table: ndarray, key: Any) -> Any:
+    """``table[key]``: a plain ndarray (a lookup table of the namespace) indexed with traced data, recorded as an index
+    into the table's constant (``stores._Table``)."""
+    key_tuple = key if type(key) is tuple else (key,)
+    builder = builder_of(key_tuple)
+    sess.suspended += 1  # (a torch index read as NumPy reads it: not an extraction of the cell's)
+    try:
+        eager = table[plain(key)]
+    finally:
+        sess.suspended -= 1
+    if builder.closed:
+        builder = sess.reopen(builder)
+        if builder.closed:
+            return sess.outside(builder, eager, "indexing")
+    line, location, helper = sess.where_below()
+    expr = f"{sess.name_of(table) or 'a constant'}{_key_text(key_tuple)}"
+    if sess.profile == "leapp":  # as LEAPP 0.7.2 records it: baked
+        sources = [value._lp.node.name for value in iter_traced(key_tuple, builder)]
+        node = builder.const(np.asarray(eager), baked=True, origin=f"{expr} at line {line}", line=line,
+                             source_nodes=sources, helper=helper)
+        builder.report("table-index-baked", line, [node.name], location=location, pending_reach=True, expr=expr,
+                       const=node.name)
+        return sess.wrap(builder, eager, node)
+    start = len(builder.fresh)
+    builder.settled_from = -1
+    traced = _getitem(sess, builder, table, key_tuple, eager, line, location, helper, False, start)
+    marked = [traced._lp.node.name] if isinstance(traced, ndarray) and traced._lp is not None else []
+    builder.report("table-index-recorded", line, marked, location=location, severity="warning", expr=expr)
     return traced
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from numpy import flatiter, ndarray
 
+from . import indexing
 from . import session as _session
 from .provenance import builder_of
 
@@ -51,6 +52,100 @@ def into(target: Any, value: Any, text: str) -> Any:
 
 
 builtins.__dict__.setdefault(INTO, into)
+
+
+# Reads: a plain ndarray indexed with traced data (``ACTIONS[np.argmax(q)]``, a gain schedule ``KP[bin]``) runs in C
+# too, and its result was a genuine constant: silently wrong for every other input. The cell's subscripts of the names
+# bound to a plain ndarray when the trace starts are compiled as ``__leapp_from__(KP)[key]``: outside a trace, and for
+# anything but a plain ndarray, the hook gives the object back; for a plain ndarray it gives a ``_Table``, whose
+# indexing records ``getitem(constant, key)`` when the key holds traced data and indexes the array otherwise.
+FROM = "__leapp_from__"
+
+
+class _Table:
+    """A plain ndarray about to be indexed inside a trace (see ``FROM``)."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: ndarray):
+        self.table = table
+
+    def __getitem__(self, key: Any) -> Any:
+        sess = _session.ACTIVE
+        if sess is None or sess.suspended or sess.thread != get_ident() \
+                or builder_of(key if type(key) is tuple else (key,)) is None:
+            return self.table[key]
+        return indexing.getitem_constant(sess, self.table, key)
+
+
+def from_(value: Any) -> Any:
+    """``value``, about to be indexed: a ``_Table`` for a plain ndarray inside a trace, else ``value`` itself."""
+    if type(value) is ndarray and _session.ACTIVE is not None:
+        return _Table(value)
+    return value
+
+
+builtins.__dict__.setdefault(FROM, from_)
+# the names a cell may index: a name or dotted name right before "[" (the trace keeps those bound to a plain ndarray)
+SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\[")
+
+
+def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
+    """The names and dotted names (``cfg.KP``, read from instance and class dictionaries, no property run) that
+    ``source`` may index and that are bound to a plain ndarray in ``namespace``."""
+    names = _SUBSCRIPTED_NAMES.get(source)
+    if names is None:
+        if len(_SUBSCRIPTED_NAMES) >= 256:
+            _SUBSCRIPTED_NAMES.pop(next(iter(_SUBSCRIPTED_NAMES)))
+        names = _SUBSCRIPTED_NAMES[source] = tuple(set(SUBSCRIPTED.findall(source)))  # once per source
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        value = namespace.get(parts[0], _MISSING)
+        for attribute in parts[1:]:
+            if value is _MISSING or isinstance(value, ndarray):
+                break
+            value = _static_attribute(value, attribute)
+        if type(value) is ndarray:
+            found.add(name)
+    return frozenset(found)
+
+
+_MISSING = object()
+_SUBSCRIPTED_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _static_attribute(value: Any, name: str) -> Any:
+    """``value.name`` from the instance's or its class's dictionary (what ``getattr`` would find without running a
+    property or ``__getattr__``), or ``_MISSING``."""
+    own = getattr(value, "__dict__", None)
+    if type(own) is dict and name in own:
+        return own[name]
+    for klass in type(value).__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            return found if type(found) is ndarray else _MISSING
+    return _MISSING
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a`` or ``a.b.c`` as the cell spells it (None for any other expression)."""
+    if type(node) is ast.Name:
+        return node.id
+    if type(node) is ast.Attribute:
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def _indexed_root(node: ast.expr, tables: frozenset[str]) -> bool:
+    """Whether ``node`` is a table, or an index into one (``KP[0]`` of ``KP[0][mask]``)."""
+    while True:
+        if _dotted(node) in tables:
+            return True
+        if type(node) is not ast.Subscript:
+            return False
+        node = node.value
 
 
 # a lone ``=`` (not ``==``, ``<=``, ``>=``, ``!=``, ``:=`` or an augmented assignment)
@@ -95,16 +190,20 @@ def _hooked(value: ast.expr, target: ast.expr, names: list[str]) -> ast.expr:
     return value
 
 
-def compile_cell(source: str, filename: str) -> Any:
+def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset()) -> Any:
     """The code of ``source`` with every item assignment passing its value through :func:`into` (line numbers kept:
     the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u,
     v``, ``x[k]: T = v``, whatever the target's object (``d["k"][a] = v``, ``get()[a] = v``). Not hooked: a tuple of
     targets given one value to unpack (``x[a], y[b] = pair``: the pairing is the value's own)."""
-    if not _may_assign_items(source):
+    if not tables and not _may_assign_items(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
     names: list[str] = []
     for node in ast.walk(tree):
+        if type(node) is ast.Subscript and type(node.ctx) is ast.Load and _indexed_root(node.value, tables):
+            node.value = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=FROM, ctx=ast.Load()),
+                                                                           node.value),
+                                                    args=[node.value], keywords=[]), node.value)
         if type(node) is ast.Assign:
             for target in node.targets:
                 node.value = _hooked(node.value, target, names)
