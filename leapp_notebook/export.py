@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import yaml
 
-from .probe import _progress_callback, carried_precisions, compare, draw_inputs, graph_key
+from .probe import _progress_callback, carried_precisions, compare, draw_inputs, graph_key, kept_module_state
 from .tracing.types import EXPORT_WITH, ExportBlocked, Node, TraceError
 
 __all__ = ["export", "FORMATS", "EXPORT_WITH"]
@@ -800,7 +800,8 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
         raise TraceError(f"force must be True or False, got {force!r}")
     report_progress, bar = _progress_callback(progress, "exporting")
     try:
-        return _export(trace, target, chosen, yaml_name, force, report_progress or (lambda done, total: None))
+        with kept_module_state(trace):  # its checks run the cell and the graphs: the user's modules are left as is
+            return _export(trace, target, chosen, yaml_name, force, report_progress or (lambda done, total: None))
     finally:
         if bar is not None:
             bar.stop()

@@ -811,6 +811,11 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
         raise TraceError(f"seed={seed!r}: give a non-negative int, or None for a random seed")
     if ranges is not None and not isinstance(ranges, Mapping):
         raise TraceError(f"ranges must be a dict input -> (low, high), got {type(ranges).__name__}")
+    with kept_module_state(trace):  # the eager cell and the graphs run the user's own modules many times
+        return _probe(trace, n, seed, ranges, progress)
+
+
+def _probe(trace: Any, n: int, seed: int | None, ranges: Mapping[str, Any] | None, progress: Any) -> ProbeReport:
     started = time.perf_counter()
     seed = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
@@ -886,6 +891,51 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
         baked_constants={key: value for key, value in baked_constants.items() if value},
         ranges={sampler.key: sampler.bounds for _, _, sampler in samplers}, hazards=added,
         seconds=time.perf_counter() - started, graph_key=graph_key(trace))
+
+
+class kept_module_state:  # noqa: N801 - a context manager, named as the statement reads
+    """While entered, the modules the trace's graphs call (the cell's own objects: a policy) may change their state
+    (``self.hidden = h``, a running statistic written in place); on leaving, every one of them and their submodules
+    has its attributes, parameters and buffers back as they were. The probe and export's checks run the cell and
+    the graphs many times: the user's policy is left as the trace left it."""
+
+    def __init__(self, trace: Any):
+        self.trace = trace
+        self.saved: list[tuple[torch.nn.Module, dict[str, Any], list[tuple[torch.Tensor, torch.Tensor]]]] = []
+
+    def __enter__(self) -> None:
+        seen: set[int] = set()
+        for node in self.trace.nodes.values():
+            graph = node.graph
+            for module in graph.modules():
+                if module is graph or id(module) in seen:
+                    continue
+                seen.add(id(module))
+                script = isinstance(module, torch.jit.ScriptModule)  # (its attributes are TorchScript's own)
+                attributes = {} if script else {
+                    key: dict(value) if key in ("_parameters", "_buffers", "_modules") else value
+                    for key, value in vars(module).items()}
+                tensors = [(t, t.detach().clone()) for t in (*module.parameters(recurse=False),
+                                                             *module.buffers(recurse=False), *attributes.values())
+                           if isinstance(t, torch.Tensor) and not t.is_inference()]
+                self.saved.append((module, attributes, tensors))
+
+    def __exit__(self, *exc: Any) -> None:
+        with torch.no_grad():
+            for module, attributes, tensors in self.saved:
+                state = vars(module) if attributes else {}
+                for key in [key for key in state if key not in attributes]:
+                    del state[key]
+                for key, value in attributes.items():
+                    if key in ("_parameters", "_buffers", "_modules"):
+                        state[key].clear()
+                        state[key].update(value)
+                    else:
+                        state[key] = value
+                for tensor, copy in tensors:
+                    if not torch.equal(tensor, copy):
+                        tensor.copy_(copy)
+        self.saved.clear()
 
 
 _BATCH_ELEMENTS = _SMALL  # outputs up to this size are compared in batches of probes ...

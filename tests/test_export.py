@@ -703,7 +703,7 @@ def test_a_float64_output_of_float32_values_is_checked_at_float32s_precision_aft
     refused the export of a correct node. Beyond float32's tolerance it is still refused."""
     t = _f32_policy_times_f64_constant()
     assert t.nodes["n"].outputs[0].dtype == "float64" and t.hazards == []
-    assert export_module._carried_precisions(t.nodes["n"]) == [np.dtype(np.float32), np.dtype(np.float32)]
+    assert export_module.carried_precisions(t.nodes["n"]) == [np.dtype(np.float32), np.dtype(np.float32)]
     real_load = export_module._load
 
     for factor, refused in ((1 + 2e-7, False), (1 + 1e-2, True)):

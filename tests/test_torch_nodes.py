@@ -3,7 +3,9 @@ NumPy, all in one traced graph; the crossings, module calls and torch-side hazar
 
 from __future__ import annotations
 
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -901,3 +903,51 @@ def test_what_a_module_forward_does_with_its_input_is_watched(body, kind, text):
         namespace["policy"] = _NormLimited(clean).eval()
         trace = ln.trace_cell(cell, dict(namespace), profile="full")
         assert trace.hazards == [] and trace.probe(8, seed=0).passed, (clean, trace.hazards)
+
+
+class _Recurrent(torch.nn.Module):
+    """An rsl_rl-style recurrent policy that keeps its hidden state on itself."""
+
+    def __init__(self, in_place: bool = False):
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn, self.head, self.in_place = torch.nn.GRU(6, 8), torch.nn.Linear(8, 2), in_place
+        self.hidden = None
+        self.register_buffer("last", torch.zeros(1, 8))
+
+    def forward(self, x):
+        if self.in_place:
+            out, h = self.rnn(x.unsqueeze(0), self.last.unsqueeze(0))
+            self.last.copy_(h[0])
+        else:
+            out, self.hidden = self.rnn(x.unsqueeze(0), self.hidden)
+        return self.head(out.squeeze(0))
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_module_that_keeps_state_between_calls_is_reported_and_the_probe_leaves_it_as_it_was(in_place):
+    """The exported node is one call on its declared inputs: a hidden state kept on the module is lost. The probe
+    failed with a lookup bug's fix; it is now an untraced-call error at the call, naming the forward's line, with the
+    fix to pass the state in and out. The probe ran the user's policy 32 more times and left its state there: the
+    modules the graphs call get their attributes, parameters and buffers back after the probe and export."""
+    policy = _Recurrent(in_place).eval()
+    cell = ("obs = annotate.input_tensors('n', {'obs': raw})\nwith torch.no_grad():\n"
+            "    a = policy(torch.from_numpy(obs))\nannotate.output_tensors('n', {'a': a})\n")
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch, "policy": policy, "raw": np.ones((1, 6), np.float32)})
+    hazard = only_hazard(trace)
+    assert (hazard.kind, hazard.severity, hazard.line) == ("untraced-call", "error", 3)
+    assert "keeps a value computed from its input on the module" in hazard.message
+    assert ("self.last.copy_(h[0])" if in_place else "out, self.hidden = self.rnn(") in hazard.message
+    assert "annotate.input_tensors and annotate.output_tensors" in hazard.fix
+    hidden, last = policy.hidden, policy.last.clone()
+    report = trace.probe(16, seed=0)
+    assert not report.passed
+    assert policy.hidden is hidden and torch.equal(policy.last, last)  # the probe left the policy as it was
+    with pytest.raises(ln.ExportBlocked):
+        trace.export(Path(tempfile.mkdtemp()) / "out")
+    assert policy.hidden is hidden and torch.equal(policy.last, last)
+
+
+def only_hazard(trace):
+    assert len(trace.hazards) == 1, trace.hazards
+    return trace.hazards[0]

@@ -321,6 +321,13 @@ CAUSES: dict[str, Cause] = {
                                "({where}: `{text}`): the exports that trace it (jit-trace, ONNX) and LEAPP 0.7.2 fix "
                                "it at its trace-time value.",
                                fix="keep the value a tensor inside forward (no .item(), float(), int() or .tolist())"),
+    "module-state": Cause("untraced-call", "{module}'s forward keeps a value computed from its input on the module "
+                          "({where}: `{text}`): the next call reads it, so its result depends on the calls before "
+                          "it, which the exported node (one call, its declared inputs only) cannot carry.",
+                          fix="pass the state in and out of the node: give the module's forward the state as an "
+                          "argument and return the new one (a, h = policy(obs, h)), declare h with "
+                          "annotate.input_tensors and annotate.output_tensors, and keep it between calls outside "
+                          "the node"),
     "module-random": Cause("nondeterministic", "{module}'s forward draws random values ({call} at {where}: `{text}`): "
                            "the graph cannot match the eager cell on any run, and the exported node is not "
                            "deterministic.",

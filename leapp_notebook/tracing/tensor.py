@@ -996,6 +996,7 @@ class _ModuleWatch(TorchFunctionMode):
         self.kept = list(inputs)  # alive while watched: their ids stay theirs
         self.tainted = {id(t) for t in inputs}
         self.found: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+        self.state: set[int] = set()  # ids of the module's own tensors (parameters, buffers, attributes)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -1007,6 +1008,9 @@ class _ModuleWatch(TorchFunctionMode):
         cause = _TAKES_VALUE.get(name) if hit else None
         if cause is None and (name in _RANDOM or name in _DROPOUTS and _dropout_active(func, args, kwargs)):
             cause = "module-random"
+        if cause is None and hit and args and isinstance(args[0], Tensor) and id(args[0]) in self.state \
+                and _plan(func, name).in_place:
+            cause = "module-state"  # self.buf.copy_(h): the input's data written into the module's own tensor
         if cause is not None:
             where, text = _forward_site()
             self.found.setdefault((cause, where), (cause, display(func), where, text))
@@ -1040,10 +1044,26 @@ def _forward_site() -> tuple[str, str]:
 
 def _watched_call(sess: Any, original: Any, module: torch.nn.Module, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> tuple[Any, list[tuple[str, str, str, str]]]:
-    """``module(*args, **kwargs)`` run as untraced, under ``_ModuleWatch``; its result and what the watch found."""
+    """``module(*args, **kwargs)`` run as untraced, under ``_ModuleWatch``; its result and what the watch found. A
+    value from the call's inputs kept on a module (``self.hidden = h``, an assignment; ``self.buf.copy_(h)``, a write
+    into its tensors) is state the next call reads: found here too (``module-state``)."""
     watch = _ModuleWatch([t for t in _tensors_in(args, kwargs) if getattr(t, "_lp", None) is not None])
-    with sess.eager(), torch._C._EnableTorchFunction(), watch:
-        result = original(module, *args, **kwargs)
+    watch.state = {id(t) for sub in module.modules() for t in (*sub._parameters.values(), *sub._buffers.values(),
+                                                                 *vars(sub).values()) if isinstance(t, Tensor)}
+    setattr_ = torch.nn.Module.__setattr__
+
+    def kept(target: torch.nn.Module, name: str, value: Any) -> None:
+        if any(id(v) in watch.tainted for v in _tensors_in((value,), {})):
+            where, text = _forward_site()
+            watch.found.setdefault(("module-state", where), ("module-state", f"self.{name} = ...", where, text))
+        setattr_(target, name, value)
+
+    torch.nn.Module.__setattr__ = kept
+    try:
+        with sess.eager(), torch._C._EnableTorchFunction(), watch:
+            result = original(module, *args, **kwargs)
+    finally:
+        torch.nn.Module.__setattr__ = setattr_
     return result, list(watch.found.values())
 
 
