@@ -462,6 +462,20 @@ def test_torch_calls_leapp_records_wrongly_are_errors_in_leapp_and_warnings_in_f
         assert trace.probe(n=4, seed=0).passed  # our graph is right either way
 
 
+@pytest.mark.parametrize("cell", [
+    "t = torch.tensor(x, dtype=torch.float32)\ny = torch.tanh(t * 0.5)",
+    "t = torch.as_tensor(x, dtype=torch.float32)\ny = t * 2",
+    "t = torch.asarray(x, dtype=torch.float32)\ny = t * 2",
+])
+def test_a_conversion_to_the_arrays_own_dtype_is_no_leapp_defect(cell):
+    # LEAPP 0.7.2 drops dtype=, which changes nothing here: measured faithful (benchmarks/leapp_torch_cases.py)
+    source = f"x = annotate.input_tensors('n', {{'x': raw}})\n{cell}\nannotate.output_tensors('n', {{'y': y}})\n"
+    trace = ln.trace_cell(source, {"np": np, "torch": torch, "raw": np.array([1.0, -2.0], np.float32)},
+                          profile="leapp")
+    assert [h.kind for h in trace.hazards] == []
+    assert trace.probe(n=4, seed=0).passed
+
+
 def test_a_numpy_scalar_operand_of_a_torch_op_is_flagged_like_leapp_refuses_it():
     cell = ("t = annotate.input_tensors('n', {'t': x})\ny = t * np.float32(2.0)\n"
             "annotate.output_tensors('n', {'y': y})\n")

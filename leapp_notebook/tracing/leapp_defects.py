@@ -272,6 +272,22 @@ def _bool_tensor_operand(call: TorchCall) -> bool:
     return any(isinstance(a, torch.Tensor) and a.dtype == torch.bool for a in call.args[:1])
 
 
+def _dtype_dropped(call: TorchCall) -> bool:
+    """Whether dropping the conversion's dtype= changes the result: the requested dtype is not the one torch gives
+    the traced array by itself (``torch.tensor(obs, dtype=torch.float32)`` on a float32 ``obs`` is measured
+    faithful: benchmarks/leapp_torch_cases.py). A list of traced values is always reported."""
+    dtype = call.kwargs.get("dtype", call.args[1] if len(call.args) > 1 else None)
+    if dtype is None:
+        return False
+    data = call.args[0] if call.args else None
+    if not isinstance(data, np.ndarray) or not isinstance(dtype, torch.dtype):
+        return True
+    try:
+        return torch.from_numpy(np.empty(0, data.dtype)).dtype != dtype
+    except TypeError:  # a dtype torch has no tensor for
+        return True
+
+
 def _convert_after(call: TorchCall) -> str:
     """The conversion-dtype-dropped fix, in the dtype the call asked for."""
     dtype = call.kwargs.get("dtype", call.args[1] if len(call.args) > 1 else None)
@@ -299,7 +315,7 @@ def _view_write_fix(call: TorchCall) -> str:
 
 TORCH_DEFECTS: tuple[Defect, ...] = (
     Defect("conversion-dtype-dropped", frozenset({"torch.as_tensor", "torch.tensor", "torch.asarray"}),
-           lambda c: c.kwargs.get("dtype") is not None or len(c.args) > 1,
+           _dtype_dropped,
            "its patched torch.as_tensor/torch.tensor keep the traced array's graph value and drop dtype=, so the "
            "export computes in the array's dtype and its replay validation fails (\"Float did not match Double\")",
            _convert_after),
