@@ -111,6 +111,8 @@ CASES = {
         ("y = x + np.array(1.5)", 1, "y = x + 1.5", {"x": F34}),
         ("y = np.concatenate([a, b], axis=1)", 1, "y = np.concatenate([a.astype(np.float32), b], axis=1)",
          {"a": I34, "b": F34}),
+        # LEAPP's __isub__ keeps torch's float64 (replay validation fails); written into a subscript it is cast
+        ("y = x.copy()\ny -= c", 2, "y = x.copy()\ny[...] -= c", {"x": F34, "c": np.linspace(0.1, 0.4, 4)}),
     ],
     "output-aliases-input": [
         ("y = x.T", 1, "y = x.T.copy()", {"x": F4}),
@@ -210,3 +212,19 @@ def test_find_looks_up_by_name_first():
     assert leapp_defects.find("np.add", {"x0": x, "x1": 1.5}, x + 1.5) is None
     hit = leapp_defects.find("np.add", {"x0": x, "x1": np.array(1.5)}, x + np.array(1.5))
     assert hit is not None and hit.defect.cause == "torch-dtype"
+
+
+@pytest.mark.parametrize("first, second", [("o[..., :3] -= c", "p -= c"), ("p -= c", "o[..., :3] -= c")])
+def test_an_augmented_assignment_into_a_subscript_keeps_the_targets_dtype_in_leapp(first, second):
+    # measured with LEAPP 0.7.2: o[..., :3] -= c (float32 o, float64 c) validates and returns float32, error 0;
+    # p -= c returns float64 and fails replay validation. Both calls have one signature: judged at every call.
+    source = (f"o = x.copy()\np = x[:, :3].copy()\n{first}\n{second}\ny = o[:, :3] + p")
+    t = trace(source, x=F34, c=np.array([0.1, 0.2, 0.3]))
+    found = [(h.line, h.severity) for h in t.hazards if MARK in h.message]
+    assert found == [(3 if first.startswith("p") else 4, "error")], t.hazards
+    (hazard,) = [h for h in t.hazards if MARK in h.message]
+    assert "c.astype(o.dtype)" in hazard.fix
+    _graph_matches_numpy(t, {"x": F34, "c": np.array([0.1, 0.2, 0.3])})
+    t = trace("o = x.copy()\no[..., :3] -= c\ny = o", x=F34, c=np.array([0.1, 0.2, 0.3]))
+    assert t.hazards == [] and t.ok
+

@@ -42,7 +42,8 @@ class Call:
 
     @property
     def site(self) -> str:
-        """``"call"``, an operator (``"~"``, ``"&"``, ``"+x"``, ...) or ``""`` when unknown."""
+        """``"call"``, an operator (``"~"``, ``"&"``, ``"+x"``, ``"-="``; ``"[]-="`` for an augmented assignment to a
+        subscript, ``o[idx] -= c``) or ``""`` when unknown."""
         if self._site is None:
             self._read_site()
         return self._site or ""
@@ -84,7 +85,8 @@ def _call_site() -> tuple[str, tuple[str, ...] | None]:
 
 
 def augmented_assignment() -> bool:
-    """Whether the user's code is running an augmented assignment's operator (``u[1, :2] *= 3``, ``v += 1``)."""
+    """Whether the user's code is running an augmented assignment's operator (``u[1, :2] *= 3``, ``v += 1``; the
+    site of the first is ``"[]*="``)."""
     site = _call_site()[0]
     return site.endswith("=") and site not in ("==", "!=", "<=", ">=")
 
@@ -104,6 +106,8 @@ def _decode_site(code: Any, listing: list[dis.Instruction], i: int) -> tuple[str
     if ins.opname in _OPERATORS:
         return _OPERATORS[ins.opname], ()
     if ins.opname == "BINARY_OP":
+        if ins.argrepr.endswith("=") and _stores_into_subscript(listing, i + 1):
+            return "[]" + ins.argrepr, ()  # o[..., :3] -= c: the result is assigned back into o's subscript
         return ins.argrepr, ()
     if ins.opname == "CALL_INTRINSIC_1" and "POSITIVE" in ins.argrepr:
         return "+x", ()
@@ -119,6 +123,14 @@ def _decode_site(code: Any, listing: list[dis.Instruction], i: int) -> tuple[str
             return "call", tuple(names)
         return "call", ()
     return "", None
+
+
+def _stores_into_subscript(listing: list[dis.Instruction], j: int) -> bool:
+    """Whether the instructions from ``j`` on store the value an augmented assignment computed into a subscript
+    (``o[idx] -= c``: ``SWAP 3; SWAP 2; STORE_SUBSCR``), not into a name or an attribute."""
+    while j < len(listing) and listing[j].opname in ("SWAP", "COPY", "CACHE", "NOP", "EXTENDED_ARG"):
+        j += 1
+    return j < len(listing) and listing[j].opname in ("STORE_SUBSCR", "STORE_SLICE")
 
 
 # ------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from .leapp_predicates import (
     UFUNC_NAMES,
     axis_none,
     bitwise_operator,
+    dtype_depends_on_site,
     dtype_fix,
     lambda_ufunc,
     multi_axis,
@@ -214,7 +215,6 @@ ALIAS = Defect("output-aliases-input", frozenset(), lambda c: False,
                "'...', but they carry different tracing roots\"",
                "copy the view before declaring it (y = x.T.copy()), or declare the input itself as the output")
 
-
 ALL_DEFECTS: tuple[Defect, ...] = DEFECTS + (ALIAS,)
 
 _BY_NAME: dict[str, list[Defect]] = {}
@@ -225,6 +225,16 @@ for _defect in DEFECTS:
 # their names are judged on every call; every other answer is kept with the call's recording template
 # (tracing/replay.py).
 DYNAMIC = frozenset(name for defect in DEFECTS for name in defect.per_call)
+_TORCH_DTYPE_NAMES = frozenset(name for name in UFUNC_NAMES
+                               if any(d.cause == "torch-dtype" for d in _BY_NAME.get(name, ())))
+def dtype_per_call(name: str, params: dict[str, Any], result: Any) -> bool:
+    """Whether LEAPP's answer for a ufunc call (``params``: NumPy's eager arguments) must be asked again on every call
+    of its signature, like the names in ``DYNAMIC``: torch's dtype differs from NumPy's, which an augmented
+    assignment into a subscript casts back (``torch_dtype`` reads the call site). Asked once per signature, when
+    its template is kept."""
+    return name in _TORCH_DTYPE_NAMES and dtype_depends_on_site(Call(name, params, result))
+
+
 # A method is also judged by the function call LEAPP's wrapper makes.
 _METHOD_NAMES = frozenset(f"ndarray.{m}" for m in METHOD_FORWARDS) | _LEAPP_METHODS
 

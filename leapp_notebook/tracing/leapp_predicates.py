@@ -206,6 +206,9 @@ def _torch_answer(call: Call) -> tuple[str, str] | None:
 
 
 def dtype_fix(call: Call) -> str:
+    if call.site.endswith("=") and call.site not in ("==", "!=", "<=", ">="):  # o -= c: the target's dtype is NumPy's
+        return (f"cast the operand to the target's dtype, o {call.site} c.astype(o.dtype), or assign into the "
+                f"target's subscript, o[...] {call.site} c (LEAPP casts what it writes into a subscript)")
     values = call_operands(call) if call.name in UFUNC_NAMES else list(call.p.values())
     if any(isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 for v in values):
         return ("make the 0-d constant a Python scalar (1.0), which both treat as weakly typed, or cast "
@@ -220,7 +223,22 @@ def torch_kernel(call: Call) -> str:
 
 def torch_dtype(call: Call) -> str:
     outcome = _torch_outcome(call)
-    return outcome[1] if outcome is not None and outcome[0] == "dtype" else ""
+    if outcome is None or outcome[0] != "dtype":
+        return ""
+    if call.site.startswith("[]"):
+        # o[..., :3] -= c (float32 o, float64 c): LEAPP's __isub__ gives torch's float64, but the augmented
+        # assignment writes it back into o's subscript, and that write casts it to o's dtype, NumPy's result
+        # (measured: validation passes, error 0). ``o -= c`` keeps torch's dtype and fails.
+        return ""
+    return outcome[1]
+
+
+def dtype_depends_on_site(call: Call) -> bool:
+    """Whether ``torch_dtype``'s answer for this call's signature reads its call site: torch's dtype differs from
+    NumPy's, which an augmented assignment into a subscript repairs (judged on every call, not kept with the
+    call's recording template)."""
+    outcome = _torch_outcome(call)
+    return outcome is not None and outcome[0] == "dtype"
 
 
 # ------------------------------------------------------------------------------------------

@@ -845,7 +845,8 @@ class Session:
                     finding is not None) + (self.profile == "full" and not row.leapp) + (
                     scalar_result and isinstance(nodes, fx.Node)):
                 template = replay.capture(builder, params, nodes, casts,
-                                          replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC else finding)
+                                          replay.NO_TEMPLATE if name in leapp_defects.DYNAMIC or row.leapp and
+                                          leapp_defects.dtype_per_call(name, eager_params, result) else finding)
             replay.store(key, template)
             number = extra.get("any_number") if extra is not None and template is not None else None
             if alias is not None:
