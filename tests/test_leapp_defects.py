@@ -8,8 +8,10 @@ real LEAPP 0.7.2 (benchmarks/leapp_gaps.py); these tests do not need leapp insta
 
 import numpy as np
 import pytest
+import torch
 from conftest import trace
 
+import leapp_notebook as ln
 from leapp_notebook.tracing import leapp_defects
 
 F34 = np.array([[0.5, -0.3, 1.2, 0.8], [0.1, 0.9, -0.7, 0.4], [1.5, 0.2, 0.3, -0.2]], np.float32)
@@ -58,6 +60,8 @@ CASES = {
     ],
     "torch-rejects-arguments": [
         ("y = np.tril(x, k=-1)", 1, "y = np.tril(x, -1)", {"x": F34}),
+        # measured: shift= by keyword fails to compile (torch.roll's is shifts=); positional is faithful
+        ("y = np.roll(x, shift=-1, axis=0)", 1, "y = np.roll(x, -1, axis=0)", {"x": F34}),
         ("y = np.round(x, 2)", 1, "y = np.round(x, decimals=2)", {"x": F34}),
         ("y = x.round()", 1, "y = np.round(x)", {"x": F34}),
         ("y = np.rot90(x, 1, axes=(1, 0))", 1, "y = np.rot90(x, 1, (1, 0))", {"x": F34}),
@@ -113,6 +117,9 @@ CASES = {
          {"a": I34, "b": F34}),
         # LEAPP's __isub__ keeps torch's float64 (replay validation fails); written into a subscript it is cast
         ("y = x.copy()\ny -= c", 2, "y = x.copy()\ny[...] -= c", {"x": F34, "c": np.linspace(0.1, 0.4, 4)}),
+    ],
+    "tensor-dtype": [
+        ("y = (np.abs(x) * 1000).astype(np.uint16)", 1, "y = (np.abs(x) * 1000).astype(np.int32)", {"x": F34}),
     ],
     "output-aliases-input": [
         ("y = x.T", 1, "y = x.T.copy()", {"x": F4}),
@@ -228,3 +235,21 @@ def test_an_augmented_assignment_into_a_subscript_keeps_the_targets_dtype_in_lea
     t = trace("o = x.copy()\no[..., :3] -= c\ny = o", x=F34, c=np.array([0.1, 0.2, 0.3]))
     assert t.hazards == [] and t.ok
 
+
+@pytest.mark.parametrize("value, clean", [
+    (np.arange(12, dtype=np.uint16).reshape(3, 4), False), (np.arange(12, dtype=np.uint32).reshape(3, 4), False),
+    (np.arange(12, dtype=np.complex64).reshape(3, 4), False), (torch.arange(12).reshape(3, 4).to(torch.uint16), False),
+    (np.arange(12, dtype=np.uint8).reshape(3, 4), True), (np.arange(12, dtype=np.int16).reshape(3, 4), True),
+    (np.arange(12, dtype=np.float16).reshape(3, 4), True), (torch.arange(12).reshape(3, 4).to(torch.int8), True),
+])
+def test_an_input_of_a_dtype_leapp_cannot_name_is_an_error_in_leapp(value, clean):
+    # measured with LEAPP 0.7.2: input_tensors of a uint16 depth image raises KeyError: dtype('uint16')
+    cell = ("d = annotate.input_tensors('node', {'d': D})\ny = d * 2\n"
+            "annotate.output_tensors('node', {'y': y}, export_with='jit')\n")
+    for profile, severity in (("leapp", "error"), ("full", "warning")):
+        t = ln.trace_cell(cell, {"np": np, "torch": torch, "D": value}, profile=profile)
+        found = [(h.line, h.severity, _cause(h)) for h in t.hazards if MARK in h.message]
+        assert found == ([] if clean else [(1, severity, "tensor-dtype"), (3, severity, "tensor-dtype")]), t.hazards
+        if not clean:
+            assert ".astype(np." in t.hazards[0].fix or "np.real(z)" in t.hazards[0].fix
+        assert t.probe(n=4, seed=0).passed

@@ -413,6 +413,7 @@ class NodeBuilder:
                 first.prepend(placeholder)
         self.placeholders.append(placeholder)
         self.inputs.append(TensorSpec(name, shape, dtype, kind))
+        self._leapp_dtype("input", name, dtype, line, placeholder.name, None)
         self.sample_inputs[name] = sample.clone() if kind == "torch" else sample.copy()
         self.live_inputs[name] = (sample, line)
         if changed is not None:
@@ -535,6 +536,16 @@ class NodeBuilder:
             self.pending_reach.discard(key)
         return hazard
 
+    def _leapp_dtype(self, role: str, name: str, dtype: str, line: int | None, node: str,
+                     location: str | None) -> None:
+        """A node input or output of a dtype LEAPP 0.7.2 cannot name (uint16, complex64): its input_tensors /
+        output_tensors raise while tracing (an error in ``leapp``)."""
+        finding = leapp_defects.tensor_dtype(role, dtype)
+        if finding is not None:
+            self.report("leapp-records-wrongly", line, [node], name=f"{role} '{name}' ({dtype})", location=location,
+                        severity="error" if self.session.profile == "leapp" else "warning", fix=finding.fix,
+                        what=finding.message)
+
     # -------------------------------------------------------------- closing
     def close(self, values: dict[str, Any], export_with: str) -> None:
         sess = self.session
@@ -574,6 +585,8 @@ class NodeBuilder:
                 self.report("untraced-output", out_line, [node.name], location=location, output=out_name,
                             type=shown)
             self.outputs.append(TensorSpec(out_name, tuple(eager.shape), dtype_name(eager.dtype), kind))
+            self._leapp_dtype("output", out_name, self.outputs[-1].dtype, line if line is not None else out_line,
+                              node.name, location)
             self.output_nodes.append(node)
             self.sample_outputs[out_name] = eager
         out = self.graph.output(tuple(self.output_nodes))

@@ -146,13 +146,13 @@ DEFECTS: tuple[Defect, ...] = (
            "it traces NumPy's scalars as arrays of its own, which define no __round__: round(x, n) raises "
            "TypeError in the cell under LEAPP",
            "call np.round instead: np.round(x, decimals=2) (decimals by keyword)", per_call=frozenset({"np.round"})),
-    Defect("torch-rejects-arguments", frozenset({"np.tril", "np.triu", "np.rot90", "np.round", "np.around",
-                                                 "np.trace", "np.tensordot", "np.linspace", "np.full_like",
-                                                 "np.dot", *JOINS}),
+    Defect("torch-rejects-arguments", frozenset({"np.tril", "np.triu", "np.rot90", "np.roll", "np.round",
+                                                 "np.around", "np.trace", "np.tensordot", "np.linspace",
+                                                 "np.full_like", "np.dot", *JOINS}),
            rejected_arguments,
            "it passes NumPy's arguments to the torch op unchanged, and TorchScript rejects them: compile_graph "
            "or the exported model raises",
-           rejected_fix, per_call=frozenset({"np.tril", "np.triu", "np.rot90", "np.round", "np.around"})),
+           rejected_fix, per_call=frozenset({"np.tril", "np.triu", "np.rot90", "np.roll", "np.round", "np.around"})),
     Defect("multi-axis-dim", frozenset(ONE_DIM), multi_axis,
            "the torch op takes a single int dim: compile_graph raises (\"Arguments for call are not valid\")",
            multi_axis_fix),
@@ -215,7 +215,38 @@ ALIAS = Defect("output-aliases-input", frozenset(), lambda c: False,
                "'...', but they carry different tracing roots\"",
                "copy the view before declaring it (y = x.T.copy()), or declare the input itself as the output")
 
-ALL_DEFECTS: tuple[Defect, ...] = DEFECTS + (ALIAS,)
+# The dtypes LEAPP 0.7.2 has a name for (leapp_graph/datatypes/numpy/traced_np_array.py _NUMPY_DTYPE_TO_NAME, and
+# the torch codec's): input_tensors/output_tensors of any other dtype raise KeyError while tracing (measured: NumPy
+# uint16, uint32, uint64, complex64; torch.uint16, torch.uint32, torch.complex64 inputs, a uint16 output).
+LEAPP_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"})
+_WIDER = {"uint16": "int32", "uint32": "int64", "uint64": "int64"}
+
+
+def _tensor_dtype_fix(call: Call) -> str:
+    dtype, role = call.p["dtype"], call.p["role"]
+    if dtype.startswith("complex"):
+        return f"declare the real and imaginary parts as two float {role}s: np.real(z), np.imag(z)"
+    wider = _WIDER.get(dtype, "float32")
+    return f"convert the {role} to a dtype LEAPP names, e.g. .astype(np.{wider}) (torch: .to(torch.{wider})), " \
+           f"before it is declared ({', '.join(sorted(LEAPP_DTYPES))})"
+
+
+# Node inputs and outputs of a dtype LEAPP cannot name: checked when they are declared (builder.py), not per call.
+TENSOR_DTYPE = Defect("tensor-dtype", frozenset(), lambda c: c.p["dtype"] not in LEAPP_DTYPES,
+                      "its input_tensors/output_tensors have no name for this dtype and raise KeyError "
+                      "(\"dtype('uint16')\", \"torch.uint16\") while tracing",
+                      _tensor_dtype_fix)
+
+
+def tensor_dtype(role: str, dtype: str) -> Finding | None:
+    """What LEAPP 0.7.2 does with a node ``role`` ("input" or "output") of dtype ``dtype`` (a dtype name), if wrong."""
+    if dtype in LEAPP_DTYPES:
+        return None
+    call = Call("input_tensors" if role == "input" else "output_tensors", {"dtype": dtype, "role": role}, None)
+    return Finding(TENSOR_DTYPE, "", _tensor_dtype_fix(call))
+
+
+ALL_DEFECTS: tuple[Defect, ...] = DEFECTS + (ALIAS, TENSOR_DTYPE)
 
 _BY_NAME: dict[str, list[Defect]] = {}
 for _defect in DEFECTS:

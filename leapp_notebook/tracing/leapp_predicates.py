@@ -296,6 +296,11 @@ def rejected_arguments(call: Call) -> str:
     elif name == "np.rot90":
         if call.by_keyword("axes") is not False:
             return "axes= is passed as a keyword, which torch.rot90 calls dims="
+    elif name == "np.roll":
+        spelled = [k for k in ("a", "shift") if call.by_keyword(k) is not False]
+        if spelled:  # measured: np.roll(h, shift=-1, axis=0) fails to compile, np.roll(h, -1, axis=0) is faithful
+            return " and ".join(f"{k}=" for k in spelled) + " is passed as a keyword, which torch.roll calls " + \
+                " and ".join({"a": "input=", "shift": "shifts="}[k] for k in spelled)
     elif name in ("np.round", "np.around"):
         if "decimals" in p and call.by_keyword("decimals") is not True:
             return "decimals is passed positionally, and torch.round takes it only as a keyword"
@@ -329,6 +334,7 @@ def rejected_fix(call: Call) -> str:
         "np.tril": "pass the diagonal positionally: np.tril(x, -1)",
         "np.triu": "pass the diagonal positionally: np.triu(x, 1)",
         "np.rot90": "pass the axes positionally: np.rot90(x, k, (1, 0))",
+        "np.roll": "pass the array and the shift positionally: np.roll(x, -1, axis=0)",
         "np.round": "pass decimals by keyword: np.round(x, decimals=2) (or scale explicitly: "
                     "np.round(x * 100) / 100)",
         "np.around": "pass decimals by keyword: np.around(x, decimals=2) (or scale explicitly: "
