@@ -137,9 +137,16 @@ def elementwise(torch_fn: Any) -> Callable[[BuildContext], Any]:
             raise Unsupported(f"torch's complex {ufunc.__name__} differs from NumPy's at signed zeros and "
                               "infinities")
         elif first.kind == "f" and torch_fn is torch.remainder:
-            # NumPy gives a zero remainder the divisor's sign (remainder(-0.0, 2) is +0.0); torch keeps a's
+            # NumPy gives a zero remainder the divisor's sign (remainder(-0.0, 2) is +0.0); torch keeps a's. Spelled
+            # with ops every backend exports (ONNX has no copysign): -0.0 is the negated zero, chosen where the
+            # divisor is below zero (a zero or NaN divisor gives NaN, never a zero remainder)
             node = ctx.call(torch.remainder, *args)
-            signed_zero = ctx.call(torch.copysign, ctx.call(torch.zeros_like, node), args[1])
+            zero = ctx.call(torch.zeros_like, node)
+            divisor = args[1]
+            if type(divisor) in _NUMBERS:
+                signed_zero = ctx.call(torch.neg, zero) if divisor < 0 else zero
+            else:
+                signed_zero = ctx.call(torch.where, ctx.call(torch.lt, divisor, 0), ctx.call(torch.neg, zero), zero)
             node = ctx.call(torch.where, ctx.call(torch.eq, node, 0), signed_zero, node)
         elif first.kind == "f" and torch_fn in _NAN_DROPPED:
             # torch.sign(nan) and torch.heaviside(nan, h) are 0; NumPy's are nan
