@@ -200,10 +200,35 @@ def _jit_trace(node: Node) -> bytes:
         return _saved_jit(torch.jit.trace(_module(node), _example_inputs(node), check_trace=False, strict=False))
 
 
+def onnx_names(node: Node) -> tuple[list[str], list[str]]:
+    """The node's input and output names in its ONNX model and in the YAML that points at it, as LEAPP 0.7.2's ONNX
+    backend names them (``onnx_export_backend._handle_duplicate_io_names``): ONNX has one namespace for a graph's
+    inputs and outputs, so a name that is both (a recurrent state, ``hist`` in and ``hist`` out) becomes ``hist_in``
+    and ``hist_out``; where one of those is taken as well, LEAPP refuses the node, and so does this."""
+    inputs = [spec.name for spec in node.inputs]
+    outputs = [spec.name for spec in node.outputs]
+    overlaps = sorted(set(inputs) & set(outputs))
+    if not overlaps:
+        return inputs, outputs
+    used = set(inputs) | set(outputs)
+    renamed_in: dict[str, str] = {}
+    renamed_out: dict[str, str] = {}
+    for name in overlaps:
+        new_in, new_out = f"{name}_in", f"{name}_out"
+        if new_in in used or new_out in used:
+            raise RuntimeError(f"input and output '{name}' share a name, which ONNX cannot hold, and the names LEAPP "
+                               f"gives them instead, '{new_in}' and '{new_out}', are taken: rename one of them")
+        renamed_in[name], renamed_out[name] = new_in, new_out
+        used.discard(name)
+        used.update((new_in, new_out))
+    return [renamed_in.get(n, n) for n in inputs], [renamed_out.get(n, n) for n in outputs]
+
+
 def _onnx(node: Node, exporters: tuple[bool, ...]) -> bytes:
     """ONNX through torch's exporters in order (dynamo: True, the TorchScript-based one: False)."""
     args = _example_inputs(node)
-    names = dict(input_names=[s.name for s in node.inputs], output_names=[s.name for s in node.outputs])
+    input_names, output_names = onnx_names(node)
+    names = dict(input_names=input_names, output_names=output_names)
     failures = []
     for dynamo in exporters:
         buffer = io.BytesIO()
@@ -279,7 +304,7 @@ def _load(backend: str, path: Path, node: Node) -> Callable[..., tuple[np.ndarra
 
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     have = [i.name for i in session.get_inputs()]
-    want = [s.name for s in node.inputs]
+    want = onnx_names(node)[0]
     if have != want:
         # LEAPP feeds ONNX inputs by position in YAML order: a dropped or reordered input is a wrong model.
         raise RuntimeError(f"the ONNX model's inputs are {have}, the node's are {want} (the exporter dropped "
@@ -356,9 +381,9 @@ def _digests(path: Path) -> tuple[str, str]:
     return hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest()
 
 
-def _tensor(spec: Any) -> dict[str, Any]:
-    return {"name": spec.name, "dtype": spec.dtype, "shape": _Flow(int(d) for d in spec.shape),
-            "type": "tensor"}
+def _tensor(spec: Any, name: str | None = None) -> dict[str, Any]:
+    return {"name": spec.name if name is None else name, "dtype": spec.dtype,
+            "shape": _Flow(int(d) for d in spec.shape), "type": "tensor"}
 
 
 def _system_information() -> dict[str, Any]:
@@ -384,6 +409,7 @@ def _system_information() -> dict[str, Any]:
 def _yaml_text(trace: Any, report: Any, models: dict[str, tuple[str, Path]], validated: bool) -> str:
     nodes = list(trace.nodes.values())
     described = {}
+    renamed: dict[str, tuple[dict[str, str], dict[str, str]]] = {}  # node -> (its inputs', its outputs' YAML names)
     for node in nodes:
         backend, path = models[node.name]
         md5, sha256 = _digests(path)
@@ -394,17 +420,28 @@ def _yaml_text(trace: Any, report: Any, models: dict[str, tuple[str, Path]], val
             parameters["opset_version"] = ONNX_OPSET
         elif kind == "pt2":
             parameters["torch_version"] = str(torch.__version__)  # LEAPP's pt2 backend metadata
-        described[node.name] = {"inputs": [_tensor(s) for s in node.inputs],
-                                "outputs": [_tensor(s) for s in node.outputs], "parameters": parameters}
+        # an ONNX model's names, which the YAML must use: LEAPP feeds and reads the model by them
+        names = onnx_names(node) if kind == "onnx" else ([s.name for s in node.inputs], [s.name for s in node.outputs])
+        renamed[node.name] = (dict(zip([s.name for s in node.inputs], names[0], strict=True)),
+                              dict(zip([s.name for s in node.outputs], names[1], strict=True)))
+        described[node.name] = {"inputs": [_tensor(s, n) for s, n in zip(node.inputs, names[0], strict=True)],
+                                "outputs": [_tensor(s, n) for s, n in zip(node.outputs, names[1], strict=True)],
+                                "parameters": parameters}
     # An input fed by another node's output in the same cell is a data_flow edge; the rest are pipeline
     # inputs. Outputs no node consumes are pipeline outputs (LEAPP's InferenceManager requires every
     # output to be routed one way or the other).
     data_flow: dict[str, list[str]] = {}
+    consumed = set()
     for n in nodes:
         for input_name, source in getattr(n, "sources", {}).items():
-            data_flow.setdefault(source, _Flow()).append(f"{n.name}/{input_name}")
-    inputs = {n.name: _Flow(s.name for s in n.inputs if s.name not in getattr(n, "sources", {})) for n in nodes}
-    outputs = {n.name: _Flow(s.name for s in n.outputs if f"{n.name}/{s.name}" not in data_flow) for n in nodes}
+            producer, output = source.split("/", 1)
+            consumed.add(source)
+            shown = f"{producer}/{renamed[producer][1].get(output, output)}" if producer in renamed else source
+            data_flow.setdefault(shown, _Flow()).append(f"{n.name}/{renamed[n.name][0][input_name]}")
+    inputs = {n.name: _Flow(renamed[n.name][0][s.name] for s in n.inputs if s.name not in getattr(n, "sources", {}))
+              for n in nodes}
+    outputs = {n.name: _Flow(renamed[n.name][1][s.name] for s in n.outputs if f"{n.name}/{s.name}" not in consumed)
+               for n in nodes}
     pipeline = {"data_flow": data_flow, "feedback_flow": {},
                 "inputs": {k: v for k, v in inputs.items() if v},
                 "outputs": {k: v for k, v in outputs.items() if v}}

@@ -766,3 +766,40 @@ def test_angle_wrapping_with_mod_keeps_numpys_signed_zeros_and_exports_to_every_
     for fmt in formats:
         paths = tr.export(tmp_path / fmt, formats=(fmt,))
         assert paths[-1].name == "graph.yaml", fmt
+
+
+RECURRENT_CELL = '''\
+obs = annotate.input_tensors("node", {"obs": OBS})
+hist = annotate.input_tensors("node", {"hist": HIST})
+hist = np.concatenate([hist[1:], obs[None]], axis=0)
+annotate.output_tensors("node", {"hist": hist}, export_with="onnx")
+'''
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "onnx-torchscript", "jit", "pt2"])
+def test_an_input_and_an_output_of_one_name_export_to_onnx_as_leapp_names_them(tmp_path, fmt):
+    """ONNX has one namespace for a graph's inputs and outputs: "Duplicate definition of name (hist)". LEAPP 0.7.2
+    names them hist_in and hist_out in the ONNX model and in the YAML (measured); the other backends keep hist."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    ns = {"np": np, "OBS": np.ones(3, np.float32), "HIST": np.zeros((4, 3), np.float32)}
+    tr = ln.trace_cell(RECURRENT_CELL, ns, profile="full")
+    model, yaml_path = tr.export(tmp_path, formats=(fmt,))
+    described = yaml.safe_load(yaml_path.read_text())
+    ins, outs = (["obs", "hist_in"], ["hist_out"]) if "onnx" in fmt else (["obs", "hist"], ["hist"])
+    assert [t["name"] for t in described["models"]["node"]["inputs"]] == ins
+    assert [t["name"] for t in described["models"]["node"]["outputs"]] == outs
+    assert described["pipeline"]["inputs"] == {"node": ins} and described["pipeline"]["outputs"] == {"node": outs}
+    if "onnx" in fmt:
+        session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        assert [i.name for i in session.get_inputs()] == ins and [o.name for o in session.get_outputs()] == outs
+        obs, hist = np.full(3, 2, np.float32), np.arange(12, dtype=np.float32).reshape(4, 3)
+        (got,) = session.run(None, {"obs": obs, "hist_in": hist})
+        np.testing.assert_array_equal(got, np.concatenate([hist[1:], obs[None]], axis=0))
+
+
+def test_an_onnx_name_leapp_would_give_that_is_taken_refuses_the_export(tmp_path):
+    cell = RECURRENT_CELL.replace('{"hist": hist}', '{"hist": hist, "hist_out": hist * 2}')
+    tr = ln.trace_cell(cell, {"np": np, "OBS": np.ones(3, np.float32), "HIST": np.zeros((4, 3), np.float32)})
+    with pytest.raises(ln.ExportBlocked, match="'hist_in' and 'hist_out', are taken"):
+        tr.export(tmp_path / "o", formats=("onnx",))
+    assert tr.export(tmp_path / "j", formats=("jit",))[-1].name == "graph.yaml"

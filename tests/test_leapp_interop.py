@@ -143,3 +143,19 @@ annotate.output_tensors("post", {"w": z + 1.0})
         fresh = np.array(fresh, np.float32)
         expected = 2.0 * fresh[fresh > 1.0] + 1.0
         np.testing.assert_allclose(run(manager, {"pre/x": fresh})["post/w"], expected)
+
+
+def test_an_onnx_node_with_an_input_and_an_output_of_one_name_runs_in_leapp(tmp_path):
+    # ONNX holds one name once: the YAML names them hist_in / hist_out, as LEAPP 0.7.2's own ONNX export does
+    cell = '''\
+obs = annotate.input_tensors("node", {"obs": OBS})
+hist = annotate.input_tensors("node", {"hist": HIST})
+hist = np.concatenate([hist[1:], obs[None]], axis=0)
+annotate.output_tensors("node", {"hist": hist}, export_with="onnx")
+'''
+    tr = ln.trace_cell(cell, {"np": np, "OBS": np.ones(3, np.float32), "HIST": np.zeros((4, 3), np.float32)})
+    manager = inference_manager(tr.export(tmp_path, formats=["onnx"])[-1])
+    assert manager.inputs == ["node/obs", "node/hist_in"] and manager.outputs == ["node/hist_out"]
+    obs, hist = np.full(3, 2, np.float32), np.arange(12, dtype=np.float32).reshape(4, 3)
+    got = run(manager, {"node/obs": obs, "node/hist_in": hist})["node/hist_out"]
+    np.testing.assert_array_equal(got, np.concatenate([hist[1:], obs[None]], axis=0))
