@@ -817,7 +817,9 @@ def probe(trace: Any, n: int = 16, seed: int | None = None, ranges: Mapping[str,
 
 def _probe(trace: Any, n: int, seed: int | None, ranges: Mapping[str, Any] | None, progress: Any) -> ProbeReport:
     started = time.perf_counter()
-    seed = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
+    # a drawn seed below 2**53: the saved notebook's JSON is read by JavaScript, whose numbers hold integers up to
+    # there exactly (a larger seed was rounded in the saved trace model and reproduced another probe)
+    seed = int(np.random.SeedSequence().entropy % 2**53) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
     samplers = _samplers(trace, ranges)
     total = max(int(n), len(samplers) + 1)

@@ -79,7 +79,9 @@ x = annotate.input_tensors("node", {"x": raw})
 for _ in range(400):
     x = x[::-1] * 1.001
 annotate.output_tensors("node", {"y": x})"""
-CELLS = {"setup": 0, "seed": 1, "reversed": 2, "stale": 3, "big": 4, "wide": 5, "looped": 6}
+# Two blank lines before the magic, as after a paste: IPython drops them, so the trace numbers its lines from the magic.
+BLANK = "\n\n" + REVERSED.replace("--seed 0", "--seed 2")
+CELLS = {"setup": 0, "seed": 1, "reversed": 2, "stale": 3, "big": 4, "wide": 5, "looped": 6, "blank": 7}
 
 
 def saved_output(source):
@@ -106,6 +108,7 @@ def lab(tmp_path_factory):
         nbformat.v4.new_code_cell(BIG, outputs=[saved_output(BIG)]),
         nbformat.v4.new_code_cell(WIDE, outputs=[saved_output(WIDE)]),
         nbformat.v4.new_code_cell(LOOPED, outputs=[saved_output(LOOPED)]),
+        nbformat.v4.new_code_cell(BLANK),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, root / "live.ipynb")
@@ -253,6 +256,11 @@ def test_search_finds_nodes(page):
     drawn.locator(".leapp-graph-search").press("Enter")
     page.wait_for_function("g => g.querySelectorAll('[data-leapp-found]').length === 2", arg=drawn.element_handle())
     assert drawn.locator(".leapp-graph-found").inner_text() == "2 found"
+    # a baked constant is found by the call that made it (its origin), not only by its name
+    drawn.locator(".leapp-graph-search").fill("np.interp")
+    drawn.locator(".leapp-graph-search").press("Enter")
+    page.wait_for_function("g => g.querySelectorAll('[data-leapp-found]').length === 1", arg=drawn.element_handle())
+    assert drawn.locator("[data-leapp-found]").get_attribute("data-leapp-status") == "baked"
     drawn.locator(".leapp-graph-search").fill("")
     drawn.locator(".leapp-graph-search").press("Enter")
     page.wait_for_function("g => g.querySelectorAll('[data-leapp-found]').length === 0", arg=drawn.element_handle())
@@ -311,6 +319,47 @@ def test_apply_fix_edits_the_cell_reruns_it_and_the_hazard_is_gone(page):
     source = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.source",
                            CELLS["reversed"])
     assert source == REVERSED
+
+
+def cursor_line(page):
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCell.editor"
+                         ".getCursorPosition().line")
+
+
+def test_lines_after_blank_lines_and_edits_are_the_traced_lines(page):
+    """The trace numbers a cell's lines from its magic line (IPython drops blank lines before it): the marks, a node's
+    click and Apply fix were two lines off in a cell pasted after blank lines, and the fix was refused for good. A
+    node's click after an edit went to the line the traced text had, not where the editor has it now."""
+    index = CELLS["blank"]
+    run_cell(page, index)
+    blank = cell(page, index)
+    drawn = blank.locator(".leapp-trace-graph[data-leapp-state=ready]")
+    drawn.wait_for()
+    mark = blank.locator(".cm-line.leapp-hazard-line")
+    assert mark.count() == 1 and mark.inner_text().startswith("y = x[::-1] * 2")
+    drawn.locator("[data-leapp-node]", has_text="np.multiply").click()
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.activeCell.editor"
+                           ".getCursorPosition().line === 4")
+    # two lines typed under the magic line: the mark moves with its line, and so do a click and the fix
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCell.editor"
+                  ".setCursorPosition({line: 2, column: 0})")
+    page.keyboard.press("End")
+    page.keyboard.type("\n# a note\n# another", delay=10)
+    assert mark.inner_text().startswith("y = x[::-1] * 2")
+    drawn.locator("[data-leapp-node]", has_text="np.multiply").click()
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.activeCell.editor"
+                           ".getCursorPosition().line === 6")
+    count_before = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount",
+                                 index)
+    blank.locator(".leapp-hazard-row").get_by_role("button", name="Apply fix").click()
+    page.wait_for_function("""([i, before]) => {
+        const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+        return cell.model.executionCount > before && cell.node.querySelector('.leapp-trace-summary');
+    }""", arg=[index, count_before])
+    source = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.source",
+                           index)
+    assert source.startswith("\n\n%%leapp_trace") and "# a note\n# another\n" in source
+    assert "y = np.flip(x, axis=0) * 2" in source and "x[::-1]" not in source
 
 
 def test_apply_fix_refuses_when_the_cell_changed_since_its_trace(page):

@@ -9,7 +9,7 @@
  * User strings reach DOT only inside HTML-like labels, escaped by `esc`, or quoted attributes
  * (`quote`); DOT identifiers are synthetic (`v12`, `cluster_c3`), never user names.
  */
-import { IGraphNode, IGroup, IHazard, ILook, ITraceModel, IVertex, moduleLabel } from './model';
+import { IGraphNode, IGroup, IHazard, ILook, ITraceModel, IVertex, moduleLabel, plural } from './model';
 
 /** Graphs with more ops than this open folded. */
 export const FOLD_ABOVE = 150;
@@ -311,7 +311,7 @@ export class DotWriter {
   private node(node: IGraphNode): string[] {
     const title =
       `<<B>node '${esc(node.name)}'</B> · <FONT POINT-SIZE="9">` +
-      `export_with=${esc(node.exportWith)} · ${node.ops} ops</FONT>>`;
+      `export_with=${esc(node.exportWith)} · ${plural(node.ops, 'op')}</FONT>>`;
     const out = [
       `  subgraph cluster_n${node.index} {`,
       `    label=${title}; labeljust=l; labelloc=t; style="rounded"; color="#9ca3af"; margin=10;`
@@ -375,8 +375,8 @@ export class DotWriter {
     const { ops, constants, top } = callSummary(item.hidden);
     const marked = item.hidden.filter(isMarked).length;
     const rows = [
-      `<B>${look.icon} ${ops} ops</B>` +
-        (constants ? ` <FONT POINT-SIZE="9">+ ${constants} constants</FONT>` : '') +
+      `<B>${look.icon} ${plural(ops, 'op')}</B>` +
+        (constants ? ` <FONT POINT-SIZE="9">+ ${plural(constants, 'constant')}</FONT>` : '') +
         (marked ? ` <FONT POINT-SIZE="9">· ${marked} marked</FONT>` : ''),
       small(esc(clip(top, 56)))
     ];

@@ -22,7 +22,7 @@ import {
   probeText,
   vertexStatus
 } from './dot';
-import { IGraphNode, IHazard, ITraceModel, IVertex, moduleLabel } from './model';
+import { IGraphNode, IHazard, ITraceModel, IVertex, moduleLabel, plural } from './model';
 
 type GraphvizModule = typeof import('@hpcc-js/wasm-graphviz');
 type Graphviz = Awaited<ReturnType<GraphvizModule['Graphviz']['load']>>;
@@ -256,7 +256,7 @@ export class LiveGraph {
     if (this.options.fallbackSvg) {
       // An <img> never runs scripts or loads resources from the SVG, so this is safe for untrusted output.
       const image = el('img', 'leapp-trace-svg');
-      image.alt = `trace graph: ${this.model.summary.ops} recorded ops`;
+      image.alt = `trace graph: ${plural(this.model.summary.ops, 'recorded op')}`;
       image.src = `data:image/svg+xml,${encodeURIComponent(this.options.fallbackSvg)}`;
       this.status.after(image);
     } else {
@@ -348,7 +348,9 @@ export class LiveGraph {
     if (words) {
       for (const node of this.model.nodes) {
         for (const vertex of node.vertices) {
-          const haystack = [vertex.name, vertex.numpy, vertex.torch, vertex.dtype, vertex.helper,
+          // (a baked constant is found by the call that made it: its origin, "np.interp at line 4")
+          const haystack = [vertex.name, vertex.numpy, vertex.torch, vertex.dtype, vertex.helper, vertex.origin,
+            vertex.module?.name ?? '', vertex.module?.type ?? '',
             vertex.line === null ? '' : `line ${vertex.line}`].join(' ').toLowerCase();
           const byLine = /^\d+$/.test(words) && vertex.line === Number(words);
           if (byLine || haystack.includes(words)) {
@@ -620,7 +622,7 @@ function foldLines(item: IFoldItem): string[] {
   const top = [...calls].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, n]) => `${name} ×${n}`);
   return [
     `${item.label}`,
-    `${ops} ops folded${item.groups.length > 1 ? ` in ${item.groups.length} groups` : ''}`,
+    `${plural(ops, 'op')} folded${item.groups.length > 1 ? ` in ${item.groups.length} groups` : ''}`,
     ...top,
     'click to unfold'
   ];

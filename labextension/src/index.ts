@@ -21,7 +21,16 @@ import { IOutputAreaModel } from '@jupyterlab/outputarea';
 import { EditorView } from '@codemirror/view';
 
 import { CONTROLS_MIME_TYPE, CONTROLS_RANK, controlsFactory } from './controls';
-import { flashLine, hazardMarks, leappEditorExtension, lineMarks, setHazardMarks } from './marks';
+import {
+  editorLine,
+  flashLine,
+  hazardMarks,
+  leadingBlankLines,
+  leappEditorExtension,
+  lineMarks,
+  setHazardMarks,
+  setTraceLines
+} from './marks';
 import { IEdit, IHazard, MIME_TYPE, readHazards } from './model';
 
 const FLASH_MS = 1500;
@@ -48,10 +57,22 @@ async function editorOf(cell: CodeCell): Promise<CodeMirrorEditor | null> {
   return cell.editor;
 }
 
+/** The hazards each cell's marks were last set from: an output updated in place (a probe) with the same hazards
+ * leaves the marks, and the lines they follow through edits, as they are. */
+const marked = new WeakMap<CodeCell, string>();
+
 async function markCell(cell: CodeCell): Promise<void> {
   const editor = await editorOf(cell);
-  if (editor) {
-    editor.editor.dispatch({ effects: setHazardMarks.of(lineMarks(hazardsIn(cell.model.outputs))) });
+  const hazards = hazardsIn(cell.model.outputs);
+  const key = JSON.stringify(hazards);
+  if (editor && marked.get(cell) !== key) {
+    marked.set(cell, key);
+    // (the outputs arrive for the text the kernel ran: the lines are numbered from the magic line, past any blank
+    // lines before it, which IPython dropped)
+    const offset = leadingBlankLines(editor.editor.state.doc.toString());
+    editor.editor.dispatch({
+      effects: [setTraceLines.of(offset), setHazardMarks.of(lineMarks(hazards, offset))]
+    });
   }
 }
 
@@ -62,7 +83,7 @@ async function goToLine(notebook: Notebook, cell: CodeCell, line: number): Promi
     return;
   }
   const view = editor.editor;
-  const target = Math.min(Math.max(1, line), view.state.doc.lines);
+  const target = Math.min(Math.max(1, editorLine(view.state, line)), view.state.doc.lines);
   notebook.activeCellIndex = notebook.widgets.indexOf(cell);
   notebook.mode = 'edit';
   editor.setCursorPosition({ line: target - 1, column: 0 });
@@ -89,11 +110,14 @@ async function applyFix(panel: NotebookPanel, cell: CodeCell, edit: IEdit): Prom
   const view = editor.editor;
   const doc = view.state.doc;
   const stale = 'The cell changed since it was traced: re-run it, then apply the fix.';
-  if (edit.endLine > doc.lines) {
+  // the traced text's lines, where the editor has them now (blank lines before the magic, edits since)
+  const first = editorLine(view.state, edit.line);
+  const last = first + (edit.endLine - edit.line);
+  if (last > doc.lines) {
     return stale;
   }
-  const from = doc.line(edit.line).from;
-  const to = doc.line(edit.endLine).to;
+  const from = doc.line(first).from;
+  const to = doc.line(last).to;
   if (doc.sliceString(from, to) !== edit.old) {
     return stale;
   }

@@ -4,14 +4,17 @@
  * A field (not a view plugin) because the marks come from outside the editor (the cell's outputs)
  * and must follow edits: decorations are mapped through every change until the next trace replaces them.
  */
-import { StateEffect, StateField, Text } from '@codemirror/state';
+import { EditorState, StateEffect, StateField, Text } from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView, WidgetType } from '@codemirror/view';
 
 import { IEdit, IHazard, Severity } from './model';
 
 /** Everything traced at one cell line, merged: the worst severity wins the colour. */
 export interface ILineMark {
+  /** The line as the trace numbers it (the cell's text as the kernel ran it). */
   line: number;
+  /** The line in the editor when the marks were set (the trace's line past blank lines before the magic). */
+  docLine: number;
   severity: Severity;
   kinds: string[];
   title: string;
@@ -19,7 +22,7 @@ export interface ILineMark {
   edits: IEdit[];
 }
 
-export function lineMarks(hazards: IHazard[]): ILineMark[] {
+export function lineMarks(hazards: IHazard[], offset = 0): ILineMark[] {
   const byLine = new Map<number, IHazard[]>();
   for (const hazard of hazards) {
     if (hazard.line !== null) {
@@ -28,6 +31,7 @@ export function lineMarks(hazards: IHazard[]): ILineMark[] {
   }
   return [...byLine].map(([line, found]) => ({
     line,
+    docLine: line + offset,
     severity: found.some(h => h.severity === 'error') ? 'error' : 'warning',
     kinds: [...new Set(found.map(h => h.kind))],
     title: found
@@ -55,6 +59,7 @@ class HazardBadge extends WidgetType {
       mark.severity === this.mark.severity &&
       mark.title === this.mark.title &&
       mark.line === this.mark.line &&
+      mark.docLine === this.mark.docLine &&
       JSON.stringify(mark.edits) === JSON.stringify(this.mark.edits)
     );
   }
@@ -106,10 +111,10 @@ class HazardBadge extends WidgetType {
 
 function decorations(doc: Text, marks: readonly ILineMark[]): DecorationSet {
   // A trace of an older version of the cell may name lines that no longer exist.
-  const present = marks.filter(mark => mark.line <= doc.lines);
+  const present = marks.filter(mark => mark.docLine <= doc.lines);
   return Decoration.set(
     present.flatMap(mark => {
-      const line = doc.line(mark.line);
+      const line = doc.line(mark.docLine);
       return [
         Decoration.line({
           class: `leapp-hazard leapp-hazard-line leapp-hazard-${mark.severity}`,
@@ -143,6 +148,48 @@ export const hazardMarks = StateField.define<DecorationSet>({
   provide: field => EditorView.decorations.from(field)
 });
 
+/**
+ * Blank lines before the magic line, which IPython drops before the kernel runs the cell: the trace numbers its lines
+ * from the magic line, the editor from the first line of the cell.
+ */
+export function leadingBlankLines(text: string): number {
+  const lines = text.split('\n');
+  let count = 0;
+  while (count < lines.length - 1 && lines[count].trim() === '') {
+    count++;
+  }
+  return count;
+}
+
+/**
+ * Where each line the trace numbers is now: the start of each of its lines when the marks were set (set by
+ * `setTraceLines` with the number of blank lines before them), mapped through every edit since. A node clicked in
+ * the graph, or a fix, names a line of the traced text; the editor may have moved it.
+ */
+export const setTraceLines = StateEffect.define<number>();
+
+export const traceLines = StateField.define<readonly number[]>({
+  create: () => [],
+  update(starts, transaction) {
+    let next = transaction.docChanged ? starts.map(pos => transaction.changes.mapPos(pos, -1)) : starts;
+    for (const effect of transaction.effects) {
+      if (effect.is(setTraceLines)) {
+        const doc = transaction.state.doc;
+        const offset = Math.min(effect.value, doc.lines - 1);
+        next = Array.from({ length: doc.lines - offset }, (_, index) => doc.line(index + 1 + offset).from);
+      }
+    }
+    return next;
+  }
+});
+
+/** The editor's line (1-based) of the traced text's `line`, as it stands now. */
+export function editorLine(state: EditorState, line: number): number {
+  const starts = state.field(traceLines, false);
+  const pos = starts?.[line - 1];
+  return pos === undefined ? line : state.doc.lineAt(Math.min(pos, state.doc.length)).number;
+}
+
 /** Flash one line (1-based; null clears): where a clicked graph node came from. */
 export const flashLine = StateEffect.define<number | null>();
 
@@ -167,4 +214,4 @@ export const flashMark = StateField.define<DecorationSet>({
 });
 
 /** Everything the editors need: the hazard marks and the flash. */
-export const leappEditorExtension = [hazardMarks, flashMark];
+export const leappEditorExtension = [hazardMarks, flashMark, traceLines];

@@ -14,7 +14,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { LiveGraph } from './graph';
-import { IEdit, IHazard, ITraceModel, MIME_TYPE, SVG_MIME_TYPE, readModel } from './model';
+import { IEdit, IHazard, ITraceModel, MIME_TYPE, SVG_MIME_TYPE, plural, readModel } from './model';
 
 const ICON = { error: '✖', warning: '⚠' } as const;
 
@@ -29,7 +29,6 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const VERDICT_ICON = { error: '✖', warning: '⚠', ok: '✔' } as const;
 

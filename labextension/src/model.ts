@@ -352,3 +352,8 @@ function readNode(node: Json, index: number): IGraphNode {
     inputs
   };
 }
+
+/** `1 op`, `2 ops`. */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

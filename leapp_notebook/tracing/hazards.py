@@ -232,7 +232,7 @@ CAUSES: dict[str, Cause] = {
     "reversed-with-index-arrays": Cause("reversed-slice", "{expr} mixes a reversed slice with index arrays, which "
                                         "the tracer cannot record; its trace-time value is baked as constant "
                                         "{const}."),
-    "reversed-flipped": Cause("reversed-slice", "{expr} has a negative step; recorded here as a slice followed by "
+    "reversed-flipped": Cause("reversed-slice", "{expr} has a negative step; recorded here as a slice and a "
                               "torch.flip. LEAPP 0.7.2 records the slice unreversed (torch has no negative "
                               "strides), so its export would return the elements in the wrong order."),
     "reversed-unreversed": Cause("reversed-slice", "{expr} reverses the eager value, but the recorded graph slices "
