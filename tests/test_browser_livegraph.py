@@ -310,6 +310,7 @@ def test_apply_fix_edits_the_cell_reruns_it_and_the_hazard_is_gone(page):
     assert "0 errors" in summary and re.search(r"probe:? (✔ )?passed", summary, re.I)
     shot(reversed_cell, "labextension-apply-fix-after.png", docs=True)
 
+    assert reversed_cell.locator(".leapp-trace[data-leapp-stale]").count() == 0
     # one undoable edit: Ctrl-Z in the editor restores the original line
     editor = reversed_cell.locator(".cm-content")
     editor.click()
@@ -319,6 +320,9 @@ def test_apply_fix_edits_the_cell_reruns_it_and_the_hazard_is_gone(page):
     source = page.evaluate("i => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.source",
                            CELLS["reversed"])
     assert source == REVERSED
+    # the clean verdict below is the fixed text's: the output says the cell changed since
+    reversed_cell.locator(".leapp-trace[data-leapp-stale]").wait_for()
+    shot(reversed_cell, "labextension-undone-fix-stale.png")
 
 
 def cursor_line(page):

@@ -135,6 +135,49 @@ async function applyFix(panel: NotebookPanel, cell: CodeCell, edit: IEdit): Prom
   return '';
 }
 
+/** The source a trace model says it traced (`# %%leapp_trace ...` then the cell's body), as the cell would read. */
+function tracedText(data: unknown): string | null {
+  const source = (data as { source?: unknown } | null)?.source;
+  return typeof source === 'string' ? source.replace(/^# %%/, '%%') : null;
+}
+
+/** Whether text and traced text differ past blank lines around them and trailing spaces of the magic line. */
+function differs(text: string, traced: string): boolean {
+  const norm = (value: string): string =>
+    value
+      .split('\n')
+      .map(line => line.trimEnd())
+      .join('\n')
+      .trim();
+  return norm(text) !== norm(traced);
+}
+
+/**
+ * Mark each trace output of the cell whose traced text is not the cell's text any more (an edit, an undone fix):
+ * `data-leapp-stale` on `.leapp-trace`, which the stylesheet turns into a line saying to re-run the cell. The verdict
+ * and the marks below it are the old text's.
+ */
+function markStale(cell: CodeCell): void {
+  const text = cell.model.sharedModel.getSource();
+  const outputs = cell.model.outputs;
+  // (a trace displayed by code, `ln.trace_cell(source, ns)`, traced another text than its cell's)
+  let stale = false;
+  if (!text.trimStart().startsWith('%%leapp_trace')) {
+    return;
+  }
+  for (let index = 0; index < outputs.length; index++) {
+    const traced = tracedText(outputs.get(index).data[MIME_TYPE]);
+    stale = stale || (traced !== null && differs(text, traced));
+  }
+  for (const output of cell.outputArea.node.querySelectorAll<HTMLElement>('.leapp-trace')) {
+    if (stale) {
+      output.dataset.leappStale = '';
+    } else {
+      delete output.dataset.leappStale;
+    }
+  }
+}
+
 function watchNotebook(panel: NotebookPanel): void {
   const notebook: Notebook = panel.content;
   const watched = new WeakSet<CodeCell>();
@@ -142,10 +185,15 @@ function watchNotebook(panel: NotebookPanel): void {
     for (const cell of notebook.widgets) {
       if (cell instanceof CodeCell && !watched.has(cell)) {
         watched.add(cell);
-        const update = (): void => void markCell(cell);
+        const update = (): void => {
+          void markCell(cell);
+          // (after the output area has rendered the new output)
+          window.requestAnimationFrame(() => markStale(cell));
+        };
         // `changed` covers add/remove/clear; `stateChanged` covers update_display_data in place.
         cell.model.outputs.changed.connect(update);
         cell.model.outputs.stateChanged.connect(update);
+        cell.model.contentChanged.connect(() => markStale(cell));
         update();
       }
     }
