@@ -49,5 +49,10 @@ def test_reopened_notebook_keeps_the_probe_and_shows_inactive_controls(tmp_path)
         assert inactive.first.locator("button[disabled]").count() == 2
         trace_text = page.locator(".jp-CodeCell").nth(1).locator(".leapp-trace").inner_text()
         assert "probe failed" in trace_text.lower()
+        # the probe's details the live controls printed, from the saved model: its seed and first mismatch
+        details = page.locator(".jp-CodeCell").nth(1).locator(".leapp-trace-probe")
+        assert details.count() >= 1 and details.first.is_visible()
+        text = details.first.inner_text()
+        assert "(seed 0): FAILED" in text and "the eager cell gives" in text, text
         page.locator(".jp-CodeCell").nth(1).screenshot(path=str(tmp_path / "reopened.png"))
         browser.close()

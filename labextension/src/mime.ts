@@ -66,6 +66,47 @@ function summaryLine(trace: ITraceModel): HTMLElement {
   return line;
 }
 
+/**
+ * The last probe's and export's results the kernel wrote into the model: what a reopened notebook still shows once
+ * the kernel's live controls (and their printed results) are gone.
+ */
+function results(trace: ITraceModel): HTMLElement[] {
+  const found: HTMLElement[] = [];
+  const probe = trace.probeReport;
+  if (probe) {
+    const block = el('div', `leapp-trace-probe leapp-trace-probe-${probe.passed ? 'passed' : 'failed'}`);
+    block.append(
+      el('div', 'leapp-trace-result-head', `${probe.passed ? '✔' : '✖'} probe of ${plural(probe.n, 'fresh input')} ` +
+        `(seed ${probe.seed}): ${probe.passed ? 'passed' : 'FAILED'}`)
+    );
+    const rows = el('ul', 'leapp-trace-result-list');
+    for (const check of probe.outputs) {
+      const detail = check.passed
+        ? `ok, max abs err ${check.maxAbsErr}${check.varyingShape ? `; ${check.varyingShape}` : ''}`
+        : check.firstMismatch || 'FAILED';
+      rows.append(el('li', '', `${check.key}: ${detail}`));
+    }
+    block.append(rows);
+    found.push(block);
+  }
+  const exported = trace.exported;
+  if (exported) {
+    const written = exported.state === 'written';
+    const block = el('div', `leapp-trace-export leapp-trace-export-${written ? 'written' : 'refused'}`);
+    block.dataset.leappExport = exported.state;
+    block.append(el('div', 'leapp-trace-result-head', `${written ? '✔' : '✖'} ${exported.message}`));
+    if (written && exported.files.length) {
+      const files = el('ul', 'leapp-trace-result-list');
+      for (const name of exported.files) {
+        files.append(el('li', '', name));
+      }
+      block.append(files);
+    }
+    found.push(block);
+  }
+  return found;
+}
+
 /** Ask the notebook to apply a hazard's edit to this output's cell and re-run it. */
 export function requestFix(origin: HTMLElement, edit: IEdit, report: (message: string) => void): void {
   const event = new CustomEvent('leapp:apply-fix', { bubbles: true, cancelable: true, detail: { edit, report } });
@@ -101,7 +142,7 @@ export class TraceView extends Widget implements IRenderMime.IRenderer {
     const details = el('details', 'leapp-trace-graph-section');
     details.open = true;
     details.append(el('summary', '', 'graph'), this._graph.node);
-    this.node.replaceChildren(summaryLine(trace), this.hazardTable(trace), details);
+    this.node.replaceChildren(summaryLine(trace), this.hazardTable(trace), details, ...results(trace));
     await this._graph.draw();
   }
 

@@ -138,6 +138,18 @@ export interface ITraceModel {
   svg: string | null;
   /** A compacted model (a large trace): the full model's vertex count and the count shown, else null. */
   compacted: { vertices: number; shown: number } | null;
+  /** The last probe's report as the kernel wrote it (`model.probe`), else null. */
+  probeReport: IProbeReport | null;
+  /** The last export as the kernel wrote it (`model.export`), else null. */
+  exported: { state: string; files: string[]; message: string } | null;
+}
+
+export interface IProbeReport {
+  passed: boolean;
+  n: number;
+  /** As the kernel wrote it (a JSON number: exact below 2**53, which drawn seeds are). */
+  seed: string;
+  outputs: Array<{ key: string; passed: boolean; maxAbsErr: string; firstMismatch: string; varyingShape: string }>;
 }
 
 type Json = { [key: string]: unknown };
@@ -236,7 +248,34 @@ export function readModel(data: unknown): ITraceModel | null {
     svg: typeof data.svg === 'string' ? data.svg : null,
     compacted: isObject(data.compacted)
       ? { vertices: count(data.compacted.vertices), shown: count(data.compacted.shown) }
+      : null,
+    probeReport: readProbeReport(data.probe),
+    exported: isObject(data.export)
+      ? { state: text(data.export.state), files: list(data.export.files).map(text), message: text(data.export.message) }
       : null
+  };
+}
+
+function readProbeReport(value: unknown): IProbeReport | null {
+  if (!isObject(value) || !isObject(value.outputs)) {
+    return null;
+  }
+  return {
+    passed: value.passed === true,
+    n: count(value.n),
+    seed: text(value.seed),
+    outputs: Object.entries(value.outputs)
+      .filter(([, check]) => isObject(check))
+      .map(([key, check]) => {
+        const found = check as Json;
+        return {
+          key,
+          passed: found.passed === true,
+          maxAbsErr: text(found.max_abs_err),
+          firstMismatch: text(found.first_mismatch),
+          varyingShape: text(found.varying_shape)
+        };
+      })
   };
 }
 
