@@ -43,7 +43,9 @@ const SVG_ELEMENTS = new Set([
   'svg', 'g', 'title', 'polygon', 'path', 'ellipse', 'polyline', 'text', 'tspan', 'defs', 'linearGradient',
   'radialGradient', 'stop'
 ]);
-const MAX_VIEW_HEIGHT = 640;
+const MAX_VIEW_HEIGHT = 900;
+/** The smallest scale a fit draws at: a tall graph is drawn at least this big and panned, its text readable. */
+const MIN_FIT_SCALE = 0.8;
 const PT = 4 / 3;
 
 /** Only Graphviz's drawing elements, with no event handlers or links, survive into the page. */
@@ -266,10 +268,13 @@ export class LiveGraph {
 
   // ---------------------------------------------------------------- view: pan, zoom, fit
 
-  private fit(): void {
+  /** Fit the graph to the view; `whole` (the Fit button): all of it, however small that draws it. */
+  private fit(whole = false): void {
     const width = this.viewport.clientWidth || 800;
-    // Fit the width; fit the height too unless that would shrink the graph below half size.
-    this.scale = Math.min(1, width / this.size.width, Math.max(0.5, MAX_VIEW_HEIGHT / this.size.height));
+    // Fit the width; fit the height too unless that would shrink the graph below MIN_FIT_SCALE (at half size a
+    // ten-op policy's node details were 5 px high): a taller graph is panned in a view of MAX_VIEW_HEIGHT.
+    const tall = MAX_VIEW_HEIGHT / this.size.height;
+    this.scale = Math.min(1, width / this.size.width, whole ? tall : Math.max(MIN_FIT_SCALE, tall));
     this.tx = Math.max(0, (width - this.size.width * this.scale) / 2);
     this.ty = 0;
     this.viewport.style.height = `${Math.min(MAX_VIEW_HEIGHT, Math.max(80, this.size.height * this.scale + 4))}px`;
@@ -324,7 +329,7 @@ export class LiveGraph {
       button('unfold-all', 'Unfold all', 'draw every op'),
       button('zoom-in', '+', 'zoom in (or Ctrl + wheel)'),
       button('zoom-out', '−', 'zoom out'),
-      button('fit', 'Fit', 'fit the graph to the width')
+      button('fit', 'Fit', 'fit the whole graph in the view')
     );
     bar.addEventListener('click', event => {
       const action = (event.target as HTMLElement).closest('button')?.dataset.leappAction;
@@ -336,7 +341,7 @@ export class LiveGraph {
         this.zoom(action === 'zoom-in' ? 1.25 : 0.8);
       } else if (action === 'fit') {
         this.moved = false;
-        this.fit();
+        this.fit(true);
       }
     });
     return bar;
