@@ -496,3 +496,19 @@ def test_apply_fix_from_the_editor_mark_splits_the_node(page):
 def test_no_dialog_or_injected_element(page):
     assert page.dialogs == []
     assert json.dumps(page.dialogs) == "[]"
+
+
+def test_after_a_kernel_restart_the_controls_say_to_re_run_the_cell(page):
+    """(Last in the module: it restarts the kernel.) ipywidgets marks the live controls disconnected after a restart
+    (a broken-link icon on each, cut labels), and a click on Probe threw an uncaught 'Cannot send'. The disabled
+    controls come back, saying why."""
+    seed = cell(page, CELLS["seed"])
+    seed.locator(".widget-button", has_text="Probe").wait_for()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    inactive = seed.locator(".leapp-controls-inactive")
+    inactive.wait_for()
+    assert "the kernel restarted: re-run the cell to probe or export" in inactive.inner_text()
+    assert seed.locator(".widget-button").count() == 0 and inactive.locator("button[disabled]").count() == 2
+    assert errors == []

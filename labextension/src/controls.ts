@@ -86,18 +86,32 @@ export class ControlsView extends Panel implements IRenderMime.IRenderer {
     const live = this.source.createRenderer(WIDGET_MIME_TYPE);
     live.hide();
     this.addWidget(live);
+    let shown = false;
     const settle = () => {
+      if (shown) {
+        // The kernel restarted or died: ipywidgets marks the views disconnected (a broken-link icon on each), and
+        // a click would throw "Cannot send". The disabled controls come back, saying why.
+        if (live.node.querySelector('.jupyter-widgets-disconnected') || live.node.matches('.jupyter-widgets-disconnected')) {
+          watch.disconnect();
+          live.dispose();
+          this.addWidget(
+            new Widget({ node: inactiveControls({ ...data, message: 'the kernel restarted: re-run the cell to probe or export' }) })
+          );
+        }
+        return;
+      }
       const text = live.node.textContent ?? '';
       if (GONE.test(text)) {
         watch.disconnect();
       } else if (!LOADING.test(text) && live.node.childElementCount > 0) {
-        watch.disconnect();
+        shown = true;
         inactive.dispose();
         live.show();
       }
     };
     const watch = new MutationObserver(settle);
-    watch.observe(live.node, { childList: true, subtree: true, characterData: true });
+    watch.observe(live.node, { childList: true, subtree: true, characterData: true, attributes: true,
+                               attributeFilter: ['class'] });
     this.disconnectWatch = () => watch.disconnect();
     await live.renderModel(model);
     settle();
