@@ -123,6 +123,15 @@ export class LiveGraph {
     let svgText: string;
     try {
       const graphviz = await loadGraphviz();
+      // Graphviz lays out on this thread: say so, and let the browser paint it before the page stops (unfolding
+      // a 2,000-op cell takes seconds)
+      const ops = this.collapse ? 0 : this.model.summary.ops;
+      this.status.textContent = ops > 500 ? `laying out ${plural(ops, 'op')}… (a few seconds)` : 'laying out the graph…';
+      this.status.hidden = false;
+      await new Promise(resolve => window.requestAnimationFrame(() => window.requestAnimationFrame(resolve)));
+      if (token !== this.drawToken) {
+        return;
+      }
       svgText = graphviz.dot(drawing.dot);
     } catch (error) {
       if (token === this.drawToken) {
