@@ -506,7 +506,8 @@ def test_after_a_kernel_restart_the_controls_say_to_re_run_the_cell(page):
     seed.locator(".widget-button", has_text="Probe").wait_for()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                  ".restart(); }")
     inactive = seed.locator(".leapp-controls-inactive")
     inactive.wait_for()
     assert "the kernel restarted: re-run the cell to probe or export" in inactive.inner_text()

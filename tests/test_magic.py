@@ -426,3 +426,15 @@ def test_on_windows_a_backslash_in_an_export_folder_is_a_separator(monkeypatch):
     monkeypatch.setattr(magic.os, "name", "nt")
     assert magic._words('--export "C:\\my exports\\v1" --probe 4') == ["--export", "C:\\my exports\\v1", "--probe", "4"]
     assert magic._words("--export C:\\data") == ["--export", "C:\\data"]
+
+
+def test_a_hazard_in_a_function_of_an_earlier_cell_names_that_cell(shell):
+    """A helper defined in an earlier cell runs from a file IPython made (/tmp/ipykernel_1234/2041.py): the hazard's
+    location named that file; it names the cell, In[N]."""
+    run(shell, "def rev(w):\n    return w[::-1]\n")
+    number = shell.compile._filename_map[shell.user_ns["rev"].__code__.co_filename]
+    run(shell, '%%leapp_trace\nx = annotate.input_tensors("node", {"x": raw_state})\ny = rev(x) * 2\n'
+               'annotate.output_tensors("node", {"y": y})\n')
+    (hazard,) = shell.user_ns["_leapp_trace"].hazards
+    assert hazard.kind == "reversed-slice" and hazard.line == 3
+    assert hazard.location == f"In[{number}]:2 in rev", hazard.location

@@ -421,10 +421,19 @@ def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, st
                 helper = code.co_name
             return frame_line(frame), location, helper
         if location is None and not fname.startswith(SKIP_PREFIXES):
-            location = f"{fname}:{frame.f_lineno} in {code.co_name}"
+            location = f"{shown_file(fname)}:{frame.f_lineno} in {code.co_name}"
             helper = code.co_name
         frame = frame.f_back
     return None, location, helper
+
+
+def shown_file(filename: str) -> str:
+    """``filename`` as a notebook user knows it: a function defined in an earlier cell runs from a file IPython made
+    (``/tmp/ipykernel_1234/2041.py``), shown as the cell that made it, ``In[3]``."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(filename) if shell else None
+    return f"In[{number}]" if number is not None else filename
 
 
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep for module in (np, torch))
