@@ -965,3 +965,35 @@ def test_a_module_that_keeps_state_between_calls_is_reported_and_the_probe_leave
 def only_hazard(trace):
     assert len(trace.hazards) == 1, trace.hazards
     return trace.hazards[0]
+
+
+class _Heads(torch.nn.Module):
+    def __init__(self, returns: str):
+        super().__init__()
+        torch.manual_seed(0)
+        self.mu, self.v, self.returns = torch.nn.Linear(10, 4), torch.nn.Linear(10, 1), returns
+        self.log_std = torch.nn.Parameter(torch.zeros(4) - 0.5)
+
+    def forward(self, x):
+        if self.returns == "dict":
+            return {"mean": torch.tanh(self.mu(x)), "value": self.v(x)}
+        return torch.distributions.Normal(self.mu(x), self.log_std.exp(), validate_args=False)
+
+
+def test_a_module_returning_a_dict_of_tensors_is_recorded_and_one_returning_an_object_says_what_to_return():
+    """A dict of tensors ({"mean": mu, "value": v}, actor-critic heads) was a Python value fixed at trace time (an
+    error); each key is now a getitem of the call, and every backend exports it. A module returning an object (a
+    torch.distributions.Normal) is still baked, with a fix that applies: return the tensors, build it in the cell."""
+    obs = np.random.default_rng(0).normal(size=(2, 10)).astype(np.float32)
+    cell = ('obs = annotate.input_tensors("node", {"obs": OBS})\nwith torch.no_grad():\n'
+            '    out = heads(torch.from_numpy(obs))\n'
+            'a = out["mean"] * 2\nannotate.output_tensors("node", {"a": a, "v": out["value"]})\n')
+    namespace = {"np": np, "torch": torch, "OBS": obs, "heads": _Heads("dict").eval()}
+    trace = ln.trace_cell(cell, namespace, profile="full")
+    assert trace.hazards == [] and trace.probe(8, seed=0).passed
+    trace.export(Path(tempfile.mkdtemp()) / "out", formats=("jit", "pt2"))
+    namespace["heads"] = _Heads("normal").eval()
+    trace = ln.trace_cell(cell.replace('out["mean"]', "out.mean").replace('out["value"]', "out.stddev"), namespace)
+    hazard = next(h for h in trace.hazards if h.line == 3)
+    assert hazard.kind == "untraced-call" and "returns a Normal, not tensors" in hazard.message
+    assert "return mu, std" in hazard.fix and "torch.distributions.Normal(mu, std" in hazard.fix

@@ -321,6 +321,13 @@ CAUSES: dict[str, Cause] = {
                                "({where}: `{text}`): the exports that trace it (jit-trace, ONNX) and LEAPP 0.7.2 fix "
                                "it at its trace-time value.",
                                fix="keep the value a tensor inside forward (no .item(), float(), int() or .tolist())"),
+    "module-object": Cause("untraced-call", "{module}(...) returns a {type}, not tensors: the graph holds what a "
+                           "module call returns only as tensors, so whatever the cell takes from it is fixed at its "
+                           "trace-time value.",
+                           fix="return tensors from forward (one, a tuple or a dict of them; a Gaussian policy: "
+                           "return mu, std) and build the "
+                           "object in the cell from them (torch.distributions.Normal(mu, std, validate_args=False)), "
+                           "which is recorded"),
     "module-state": Cause("untraced-call", "{module}'s forward keeps a value computed from its input on the module "
                           "({where}: `{text}`): the next call reads it, so its result depends on the calls before "
                           "it, which the exported node (one call, its declared inputs only) cannot carry.",

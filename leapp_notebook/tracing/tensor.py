@@ -960,8 +960,18 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
                               location=location, helper=helper) for i in range(len(result))]
         replay.trusted(builder, start)
         wrapped = rebuilt(result, [sess.wrap(builder, r, p) for r, p in zip(result, parts, strict=True)])
+    elif type(result) is dict and result and all(type(k) is str and isinstance(v, Tensor) for k, v in result.items()):
+        # a dict of tensors ({"mean": mu, "value": v}): one getitem per key, the dict rebuilt around them
+        wrapped = {key: sess.wrap(builder, value, builder.emit("call_function", operator.getitem, (node, key),
+                                                                line=line, numpy=f"{name}(...)[{key!r}]",
+                                                                location=location, helper=helper))
+                   for key, value in result.items()}
+        replay.trusted(builder, start)
     else:
-        return _unrecorded(sess, builder, f"{name}(...)", result, line, location, helper, [node.name])
+        # an object (a torch.distributions.Normal of a Gaussian policy): the graph holds a module call's tensors only
+        builder.report("module-object", line, [node.name], name=f"{name}(...)", location=location, module=name,
+                       type=type(result).__name__)
+        return result
     return wrapped
 
 
