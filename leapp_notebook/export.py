@@ -860,9 +860,14 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
         step()
     reasons = _blocking_reasons(trace, report)
     if reasons and not force:
-        raise ExportBlocked("export refused: nothing was written.\n" + "\n".join(reasons) + "\nApply the "
-                            "fixes (each hazard has one), or pass force=True to export anyway with "
-                            "`validated: false` and the hazards recorded in the YAML.")
+        # (a probe that fails with no error hazard has no fix to apply: it is what the mismatch says to look at)
+        probed = report.hazards if report is not None else []
+        errors = any(h.severity == "error" and not any(h is p for p in probed) for h in trace.hazards)
+        advice = "Apply the fixes (each hazard has one)" if errors else \
+            "Look at the first mismatch (trace.run_eager and trace.nodes[...] on its inputs reproduce it)"
+        raise ExportBlocked("export refused: nothing was written.\n" + "\n".join(reasons) + f"\n{advice}, or pass "
+                            "force=True to export anyway with `validated: false` and the hazards recorded in the "
+                            "YAML.")
 
     plan = [(node, backend, f"{node.name}{SUFFIX[backend]}") for node in trace.nodes.values()
             for backend in chosen]

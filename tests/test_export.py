@@ -803,3 +803,21 @@ def test_an_onnx_name_leapp_would_give_that_is_taken_refuses_the_export(tmp_path
     with pytest.raises(ln.ExportBlocked, match="'hist_in' and 'hist_out', are taken"):
         tr.export(tmp_path / "o", formats=("onnx",))
     assert tr.export(tmp_path / "j", formats=("jit",))[-1].name == "graph.yaml"
+
+
+def test_a_refusal_with_no_error_hazard_does_not_point_at_fixes(tmp_path):
+    """Only the probe failed (a stateful cell): the refusal said "Apply the fixes (each hazard has one)", where there
+    is no hazard; it says to look at the first mismatch."""
+    state = {"n": 0}
+
+    def drift(x):
+        state["n"] += 1
+        return x * 0 + state["n"]
+
+    t = ln.trace_cell("y = x * 2 + drift(x)", {"np": np, "x": np.ones(3), "drift": drift}, inputs=["x"],
+                      outputs=["y"], profile="full")
+    if any(h.severity == "error" for h in t.hazards):
+        pytest.skip("the cell gave an error hazard here")
+    with pytest.raises(ln.ExportBlocked) as refused:
+        t.export(tmp_path / "out")
+    assert "each hazard has one" not in str(refused.value) and "first mismatch" in str(refused.value)
