@@ -28,7 +28,7 @@ from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modul
 from torch import Tensor, fx
 from torch.overrides import TorchFunctionMode
 
-from . import indexing, leapp_calls, leapp_defects, replay, torch_impl
+from . import indexing, leapp_calls, leapp_defects, provenance, replay, torch_impl
 from . import session as _session
 from .builder import base_name, target_display
 from .dtypes import dtype_name, numpy_dtype
@@ -1049,7 +1049,9 @@ def _forward_site() -> tuple[str, str]:
     if frame is None:
         return "?", ""
     filename, line = frame.f_code.co_filename, frame.f_lineno
-    return f"{os.path.basename(filename)}:{line}", linecache.getline(filename, line).strip()
+    shown = provenance.shown_file(filename)  # a notebook cell's own file as In[N]
+    return f"{os.path.basename(shown) if shown == filename else shown}:{line}", \
+        linecache.getline(filename, line).strip()
 
 
 def _watched_call(sess: Any, original: Any, module: torch.nn.Module, args: tuple[Any, ...],
