@@ -364,7 +364,7 @@ def _names(value: Any, what: str) -> list[str] | None:
 
 def _why(exc: BaseException) -> str:
     """What a cell error that only the tracer causes means, and the way around it."""
-    if isinstance(exc, (RuntimeError, TypeError)) and "'TracedArray'" in str(exc):
+    if isinstance(exc, (RuntimeError, TypeError)) and "not a storage 'TracedArray'" in str(exc):
         # torch's legacy constructors (torch.Tensor(x), torch.FloatTensor(x)) take the tracer's array type, which
         # lets torch's other calls reach the recorder, for a tensor and find no storage; nothing can wrap them
         return (". torch.Tensor(x) and the legacy types (torch.FloatTensor(x), ...) cannot take a traced array: "

@@ -816,8 +816,7 @@ def test_a_refusal_with_no_error_hazard_does_not_point_at_fixes(tmp_path):
 
     t = ln.trace_cell("y = x * 2 + drift(x)", {"np": np, "x": np.ones(3), "drift": drift}, inputs=["x"],
                       outputs=["y"], profile="full")
-    if any(h.severity == "error" for h in t.hazards):
-        pytest.skip("the cell gave an error hazard here")
+    assert not any(h.severity == "error" for h in t.hazards), t.hazards  # only the probe can see the drift
     with pytest.raises(ln.ExportBlocked) as refused:
         t.export(tmp_path / "out")
     assert "each hazard has one" not in str(refused.value) and "first mismatch" in str(refused.value)

@@ -421,7 +421,7 @@ def test_a_float64_output_computed_in_float32_is_compared_at_float32(body, tmp_p
     t.export(tmp_path / "out", formats=("jit",))
     # a difference above float32's precision in such an output still fails
     baked = ln.trace_cell(cell.replace("np.sin(ang", "np.vectorize(np.sin)(ang"), namespace, profile="full")
-    if "vectorize" in body or "np.sin(ang * 3.0)" in body:
+    if "np.sin(ang" in body:  # (a sine to take out of the graph)
         assert not baked.probe(16, seed=0).passed
 
 

@@ -1086,7 +1086,6 @@ def _storage_address(tensor: Tensor) -> int:
         return tensor.untyped_storage().data_ptr()
 
 
-_NO_KEY = object()
 _WRITES_KEPT = 16  # writes logged per owner or tensor base (Session.writes)
 
 
