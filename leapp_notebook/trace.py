@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import torch
 
+from .tracing import indexing as _indexing
 from .tracing import ops
 from .tracing import session as _session
 from .tracing import stores as _stores
@@ -210,6 +211,26 @@ def _isscalar(name: str) -> Callable[..., Any]:
     return isscalar
 
 
+def _taking(name: str) -> Callable[..., Any]:
+    """``np.take`` during a trace: a plain ndarray (a lookup table) taken at traced indices is recorded as an index
+    into its constant (``indexing.take_constant``): NumPy dispatches ``np.take`` on its array alone, and its C loop
+    read the indices as a constant. Anything else goes to NumPy (a traced array's ``np.take`` is dispatched)."""
+    original = getattr(np, name)
+
+    def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        sess = _session.active()
+        if sess is None or sess.suspended or type(a) is not np.ndarray or out is not None \
+                or builder_of((indices,)) is None:
+            return original(a, indices, axis=axis, out=out, mode=mode)
+        return _indexing.take_constant(sess, a, indices, axis, mode,
+                                       f"np.take({sess.name_of(a) or 'a constant'}, ...)")
+
+    take.__wrapped__ = original  # type: ignore[attr-defined]
+    take.__name__ = name
+    take.__doc__ = original.__doc__
+    return take
+
+
 # NumPy's legacy random functions (np.random.normal, ...): what a cell draws noise or a dropout mask with
 _DRAWS = ("beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma", "geometric",
           "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
@@ -231,7 +252,8 @@ _WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy function (r
 
 
 def _install() -> None:
-    for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion), (("isscalar",), _isscalar)):
+    for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion), (("isscalar",), _isscalar),
+                        (("take",), _taking)):
         for name in names:
             original = _ORIGINAL[name] = getattr(np, name)
             wrapper = _WRAPPERS.get(name)

@@ -913,6 +913,10 @@ class _Gains:
     ("y = KP[0][x > 0.3].sum(keepdims=True) * x", 1),                   # a mask into a row of the table
     ("def look(i):\n    return KP[i]\ny = look(np.argmax(x)) * x", 2),  # in a function the cell defines
     ("y = cfg.KP[np.argmax(x)] * x", 1),                                # an attribute of an object
+    ("y = np.take(KP, np.argmax(x), axis=0) * x", 1),                   # np.take: NumPy dispatches on KP alone
+    ("y = KP.take(np.argmax(x), axis=0) * x", 1),                       # the method of the table
+    ("b = np.floor(np.abs(x) * 2).astype(np.int64)\ny = KP[:, 0].take(b, mode='wrap') * x", 2),  # of a row, wrapped
+    ("b = np.floor(np.abs(x) * 2).astype(np.int64)\ny = np.take(KP, b, mode='clip') * x", 2),  # flattened, clipped
 ])
 def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, line):
     """KP[i] with KP a plain array of the namespace runs in C: the looked-up values were a genuine constant, with no

@@ -193,6 +193,19 @@ def test_the_message_names_the_call_and_what_leapp_does():
     assert "shares memory with declared input" in t.hazards[0].message and ".copy()" in t.hazards[0].fix
 
 
+@pytest.mark.parametrize("bad, good", [("y = x * x.max()", "y = x * np.max(x)"),
+                                       ("y = np.min(x, axis=None)", "y = np.min(x)"),
+                                       ("y = (x * 2)[None].squeeze()", "y = np.squeeze((x * 2)[None])")])
+def test_the_fix_for_a_reduction_given_axis_none_is_the_function_without_axis(bad, good):
+    """x.max() passes axis=None to LEAPP's torch op like np.max(x, axis=None); np.max(x) exports (measured). The fix
+    said "leave axis out" to a cell that had left it out, and listed unrelated calls."""
+    (hazard,) = trace(bad, x=F34).hazards
+    name = good.split("np.")[1].split("(")[0]
+    assert f"call the function with no axis: np.{name}(x), not x.{name}()" in hazard.fix, hazard.fix
+    assert "leave axis out" not in hazard.fix and "concatenate" not in hazard.fix
+    assert trace(good, x=F34).hazards == []
+
+
 def test_keyword_and_positional_spellings_are_told_apart_inside_helpers():
     source = "def f(v):\n    return np.round(v, 2) + np.round(v, decimals=2)\ny = f(x)"
     t = trace(source, x=F34)

@@ -66,9 +66,11 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     return traced
 
 
-def getitem_constant(sess: Session, table: ndarray, key: Any) -> Any:
+def getitem_constant(sess: Session, table: ndarray, key: Any, expr: str | None = None, name: str | None = None
+                     ) -> Any:
     """``table[key]``: a plain ndarray (a lookup table of the namespace) indexed with traced data, recorded as an index
-    into the table's constant (``stores._Table``)."""
+    into the table's constant (``stores._Table``). The hazard names it ``expr``, else ``name[key]`` (``name``: the
+    cell's spelling of the table, else the name it is bound to)."""
     key_tuple = key if type(key) is tuple else (key,)
     builder = builder_of(key_tuple)
     sess.suspended += 1  # (a torch index read as NumPy reads it: not an extraction of the cell's)
@@ -81,7 +83,8 @@ def getitem_constant(sess: Session, table: ndarray, key: Any) -> Any:
         if builder.closed:
             return sess.outside(builder, eager, "indexing")
     line, location, helper = sess.where_below()
-    expr = f"{sess.name_of(table) or 'a constant'}{_key_text(key_tuple)}"
+    if expr is None:
+        expr = f"{name or sess.name_of(table) or 'a constant'}{_key_text(key_tuple)}"
     if sess.profile == "leapp":  # as LEAPP 0.7.2 records it: baked
         sources = [value._lp.node.name for value in iter_traced(key_tuple, builder)]
         node = builder.const(np.asarray(eager), baked=True, origin=f"{expr} at line {line}", line=line,
@@ -95,6 +98,31 @@ def getitem_constant(sess: Session, table: ndarray, key: Any) -> Any:
     marked = [traced._lp.node.name] if isinstance(traced, ndarray) and traced._lp is not None else []
     builder.report("table-index-recorded", line, marked, location=location, severity="warning", expr=expr)
     return traced
+
+
+_TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def take_constant(sess: Session, table: ndarray, indices: Any, axis: Any, mode: str, expr: str) -> Any:
+    """``np.take(table, indices, axis, mode=mode)`` (or ``table.take(...)``) of a plain ndarray with traced indices:
+    NumPy does not dispatch on the indices, so its C loop would read them as a constant. It is the index
+    ``table[:, ..., indices]`` along ``axis`` (the flattened table for ``axis=None``), the indices first wrapped
+    (``np.mod``) or clipped (``np.clip``) as ``mode`` asks, each a recorded op: :func:`getitem_constant`."""
+    if mode not in _TAKE_MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, _TAKE_MODES))}, not {mode!r}")
+    if axis is None:
+        table, axis = table.reshape(-1), 0
+    else:
+        axis = operator.index(axis)
+        if not -table.ndim <= axis < table.ndim:
+            raise np.exceptions.AxisError(axis, table.ndim)
+        axis %= table.ndim
+    size = table.shape[axis]
+    if mode == "wrap" and size:
+        indices = np.mod(indices, size)
+    elif mode == "clip" and size:
+        indices = np.clip(indices, 0, size - 1)
+    return getitem_constant(sess, table, (slice(None),) * axis + (indices,), expr)
 
 
 class _Indexing:

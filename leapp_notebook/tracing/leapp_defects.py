@@ -159,9 +159,12 @@ DEFECTS: tuple[Defect, ...] = (
     Defect("axis-none-dim", frozenset({*DIM_TORCH, "np.cumsum", "np.cumprod"}), axis_none,
            "axis=None is not a valid dim for the torch op: compile_graph raises (\"Arguments for call are not "
            "valid\" / \"Argument dim not provided\")",
-           lambda c: ("flatten explicitly: np.cumsum(x.reshape(-1), axis=0)" if c.name in ("np.cumsum", "np.cumprod")
-                      else "leave axis out: np.max(x) / np.min(x) / np.squeeze(x, axis=0); np.prod(x); "
-                           "np.concatenate([a.reshape(-1), b.reshape(-1)])")),
+           lambda c: (f"flatten explicitly: {c.name}(x.reshape(-1), axis=0)" if c.name in ("np.cumsum", "np.cumprod")
+                      else "flatten explicitly: np.concatenate([a.reshape(-1), b.reshape(-1)])"
+                      if c.name == "np.concatenate"
+                      # measured: np.max(x) exports; x.max() and np.max(x, axis=None) do not
+                      else f"call the function with no axis: {c.name}(x), not x.{c.name[3:]}() (the method passes "
+                           f"axis=None) nor {c.name}(x, axis=None)")),
     Defect("empty-axis-tuple", _REDUCTIONS, lambda c: isinstance(c.p.get("axis"), tuple) and c.p.get("axis") == (),
            "it passes dim=() to torch, which reduces every axis, where NumPy's axis=() reduces none",
            "drop the reduction: axis=() does nothing in NumPy"),

@@ -65,29 +65,40 @@ FROM = "__leapp_from__"
 class _Table:
     """A plain ndarray about to be indexed inside a trace (see ``FROM``)."""
 
-    __slots__ = ("table",)
+    __slots__ = ("table", "text")
 
-    def __init__(self, table: ndarray):
+    def __init__(self, table: ndarray, text: str | None):
         self.table = table
+        self.text = text  # the cell's spelling of the table (``KP``, ``cfg.KP``, ``KP[0]``)
 
     def __getitem__(self, key: Any) -> Any:
         sess = _session.ACTIVE
         if sess is None or sess.suspended or sess.thread != get_ident() \
                 or builder_of(key if type(key) is tuple else (key,)) is None:
             return self.table[key]
-        return indexing.getitem_constant(sess, self.table, key)
+        return indexing.getitem_constant(sess, self.table, key, name=self.text)
+
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        sess = _session.ACTIVE
+        if sess is None or sess.suspended or sess.thread != get_ident() or out is not None \
+                or builder_of((indices,)) is None:
+            return self.table.take(indices, axis=axis, out=out, mode=mode)
+        name = self.text or sess.name_of(self.table) or "a constant"
+        return indexing.take_constant(sess, self.table, indices, axis, mode, f"{name}.take(...)")
 
 
-def from_(value: Any) -> Any:
-    """``value``, about to be indexed: a ``_Table`` for a plain ndarray inside a trace, else ``value`` itself."""
+def from_(value: Any, text: str | None = None) -> Any:
+    """``value``, about to be indexed: a ``_Table`` for a plain ndarray inside a trace, else ``value`` itself.
+    ``text``: the cell's spelling of it."""
     if type(value) is ndarray and _session.ACTIVE is not None:
-        return _Table(value)
+        return _Table(value, text)
     return value
 
 
 builtins.__dict__.setdefault(FROM, from_)
-# the names a cell may index: a name or dotted name right before "[" (the trace keeps those bound to a plain ndarray)
-SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)\s*\[")
+# the names a cell may index: a name or dotted name right before "[" or ".take(" (the trace keeps those bound to a
+# plain ndarray)
+SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*(?:\[|\.\s*take\s*\()")
 
 
 def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
@@ -190,6 +201,13 @@ def _hooked(value: ast.expr, target: ast.expr, names: list[str]) -> ast.expr:
     return value
 
 
+def _from(held: ast.expr) -> ast.expr:
+    """``__leapp_from__(held, "<held as the cell spells it>")``, at ``held``'s place."""
+    return ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=FROM, ctx=ast.Load()), held),
+                                      args=[held, ast.copy_location(ast.Constant(value=ast.unparse(held)), held)],
+                                      keywords=[]), held)
+
+
 def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset()) -> Any:
     """The code of ``source`` with every item assignment passing its value through :func:`into` (line numbers kept:
     the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u,
@@ -201,9 +219,10 @@ def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset(
     names: list[str] = []
     for node in ast.walk(tree):
         if type(node) is ast.Subscript and type(node.ctx) is ast.Load and _indexed_root(node.value, tables):
-            node.value = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=FROM, ctx=ast.Load()),
-                                                                           node.value),
-                                                    args=[node.value], keywords=[]), node.value)
+            node.value = _from(node.value)
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "take" \
+                and _indexed_root(node.func.value, tables):  # KP.take(i): NumPy does not dispatch on the indices
+            node.func.value = _from(node.func.value)
         if type(node) is ast.Assign:
             for target in node.targets:
                 node.value = _hooked(node.value, target, names)
