@@ -342,6 +342,8 @@ def _convert_after(call: TorchCall) -> str:
 # write through a NumPy view (``v = a[:, :2]; v *= 0.5``) when its base is read next (Session._written_back)
 VIEW_WRITE = "Tensor.__setitem__ (an in-place op on a view, written into its base)"
 NUMPY_VIEW_WRITE = "ndarray.__setitem__ (a write through a view, written into its base)"
+# a NumPy view read after a write into its base by another name (``v = z[:, :2]; z[1] += 1; v * 1``: Session._reindexed)
+NUMPY_VIEW_READ = "ndarray.__getitem__ (a view read after a write into its base)"
 
 
 def _view_write_detail(call: TorchCall) -> Any:
@@ -370,6 +372,12 @@ TORCH_DEFECTS: tuple[Defect, ...] = (
            "it records an in-place write through a view (a[:, :2].clamp_(-1, 1); v = a[:, :2] then v *= 0.5) on the "
            "view alone: the base keeps its old values in the export",
            _view_write_fix),
+    Defect("view-read-stale", frozenset({NUMPY_VIEW_READ}), lambda c: True,
+           "it records a view once, where it is taken (v = z[:, :2]), so a write into its base after that (z[1] += 1) "
+           "does not reach the view: the export reads the values from before the write (measured: silently, its "
+           "replay validation passes)",
+           "take the view after the last write into its base, or index the base where the value is used "
+           "(z[:, :2] * 2 instead of v * 2)"),
     Defect("bool-invert-script", frozenset({"Tensor.__invert__", "Tensor.bitwise_not"}), _bool_tensor_operand,
            "it records ~ of a bool tensor as Tensor.__invert__, which torch.jit.script rejects, so an export with "
            "export_with='jit' fails to compile",

@@ -165,6 +165,10 @@ class Session:
         # ``setitem`` nodes (``_written_back``) instead of being baked as a stale view. Empty unless the cell writes
         # through a view.
         self.write_backs: dict[int, dict[int, tuple[list[Any], Any, Layout, tuple[Any, Any, Any, str | None]]]] = {}
+        # The traced NumPy array written last, per owner as in ``writes``: (the owner's count after the write, a weak
+        # reference to the array). A view taken before a write into its base by another name (``v = z[:, :2]; z[1] +=
+        # 1``) takes its elements again from it (``_reindexed``) while it is current. Empty unless the cell writes.
+        self.last_written: dict[int, tuple[int, weakref.ref]] = {}
         provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
@@ -289,6 +293,8 @@ class Session:
         count moved by one); ``before``: its provenance until then. When ``array`` was a current basic-indexing view
         of another traced value (``v = a[:, :2]``), the write is kept for ``a``'s next read (``_written_back``)."""
         now = array._lp
+        if now is not None and now.lost is None and now._node is not None:
+            self.last_written[id(root(array))] = (now.version, weakref.ref(array))
         if before is None or now is None or before.builder is not now.builder or before.lost is not None \
                 or before._node is None or now.lost is not None or now.version != before.version + 1:
             return
@@ -352,6 +358,49 @@ class Session:
             builder.report("leapp-records-wrongly", line, [node.name], location=location, pending_reach=True,
                            name=f"{through} into '{base}'" if base else f"{through} into its base", fix=finding.fix,
                            what=finding.message, severity="error" if self.profile == "leapp" else "warning")
+        value._lp = Provenance(builder, node, current)
+        return node
+
+    def _reindexed(self, builder: NodeBuilder, value: Any, current: int, line: int | None, helper: str | None
+                   ) -> fx.Node | None:
+        """``value``'s node for a basic-indexing view (``v = z[:, :2]``) read after a write into its memory by another
+        name (``z[1] += 1``): its elements indexed again from the array written last (``last_written``), when that
+        array is current and ``value``'s keys (those it was indexed with, the last ones first) pick its elements out
+        of it. None otherwise (then it is a stale view, as before). LEAPP 0.7.2 keeps the view as it was taken."""
+        held = self.last_written.get(id(root(value)))
+        if held is None or held[0] != current:
+            return None
+        written = held[1]()
+        if written is None or written is value:
+            return None
+        now = written._lp
+        if now is None or now.builder is not builder or now.lost is not None or now._node is None \
+                or now.version != current:
+            return None
+        view = value._lp.node
+        keys = [view.args[1]]
+        source = view.args[0]
+        while len(keys) < 4 and _basic_view(source):
+            keys.insert(0, source.args[1])
+            source = source.args[0]
+        region = written.view(ndarray)
+        fitting = _fitting_keys(region, keys, _layout(value))
+        if fitting is None:
+            return None
+        location = self.where()[1] if helper is not None else None
+        node = now.node
+        for key in fitting:
+            region = region[key]
+            node = builder.emit("call_function", operator.getitem, (node, key), line=line,
+                                numpy=leapp_defects.NUMPY_VIEW_READ, location=location, helper=helper)
+            update(node, shape=region.shape, dtype=dtype_name(region.dtype), view=True)
+        finding = leapp_defects.find_torch(leapp_defects.NUMPY_VIEW_READ, (), {})
+        name, base = self.name_of(value), self.name_of(written)
+        builder.report("leapp-records-wrongly", line, [node.name], location=location, pending_reach=True,
+                       name=f"'{name}'" if name else "A view", fix=finding.fix,
+                       what=finding.message + (f" ('{base}' written after '{name}' was taken)" if name and base
+                                               else ""),
+                       severity="error" if self.profile == "leapp" else "warning")
         value._lp = Provenance(builder, node, current)
         return node
 
@@ -716,6 +765,10 @@ class Session:
                 return prov.node
             if self.write_backs and not is_tensor:
                 node = self._written_back(builder, value, prov, current)
+                if node is not None:
+                    return node
+            if self.last_written and not is_tensor and _basic_view(prov.node):
+                node = self._reindexed(builder, value, current, line, helper)
                 if node is not None:
                     return node
             if self.crossings:
