@@ -91,6 +91,12 @@ def augmented_assignment() -> bool:
     return site.endswith("=") and site not in ("==", "!=", "<=", ">=")
 
 
+def augmented_subscript() -> bool:
+    """Whether the user's code is running the operator of an augmented assignment to a subscript (``u[1, :2] *= 3``:
+    Python writes the result back into ``u`` itself; not ``v *= 3``, which only rebinds ``v``)."""
+    return _call_site()[0].startswith("[]")
+
+
 def _site_table(code: Any) -> dict[int, tuple[str, tuple[str, ...] | None]]:
     listing = list(dis.get_instructions(code))
     table = {}

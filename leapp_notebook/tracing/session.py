@@ -16,6 +16,8 @@ import operator
 import sys
 import weakref
 from _thread import get_ident
+from bisect import bisect_right
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -278,9 +280,7 @@ class Session:
             return False
         bytes_of = _memory_once(value)  # read only if a strided layout needs them
         count = since
-        for before, after, written in log:
-            if after <= count:
-                continue
+        for before, after, written in islice(log, bisect_right(log, count, key=_AFTER), None):
             if before != count or written is None or not _apart(mine, written, bytes_of):
                 return False  # a gap, or a write into its bytes
             count = after
@@ -328,9 +328,7 @@ class Session:
             return None
         mine, bytes_of, eager = _layout(value), _memory_once(value), value.view(ndarray)
         node, count, writes = prov.node, prov.version, []
-        for before, after, written in log:
-            if after <= count:
-                continue
+        for before, after, written in islice(log, bisect_right(log, count, key=_AFTER), None):
             if before != count:
                 return None  # a write not logged
             back = backs.get(after)
@@ -1139,7 +1137,12 @@ def _storage_address(tensor: Tensor) -> int:
         return tensor.untyped_storage().data_ptr()
 
 
-_WRITES_KEPT = 16  # writes logged per owner or tensor base (Session.writes)
+# Writes logged per owner or tensor base (Session.writes), and writes through views kept per owner
+# (Session.write_backs): a loop writing each row of a batch through a view (``for r in z: r -= r.mean()``) is followed
+# up to this many rows. A log is read from the first write after a count on (``bisect_right`` on the counts after
+# each write), so its length costs nothing per read.
+_WRITES_KEPT = 1024
+_AFTER = operator.itemgetter(1)
 
 
 def log_write(logs: dict[int, list[Any]] | None, key: Any, before: int, after: int, span: Layout | None) -> None:

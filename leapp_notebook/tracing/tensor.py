@@ -599,7 +599,7 @@ def _write_back_view(sess: Any, builder: Any, view: Tensor, prior: Any, written:
     recorded as ``setitem(base, key, written)``, as ``a[:, :2] = a[:, :2].clamp(-1, 1)`` is. Otherwise the base stays
     as it was recorded, and its next use reports it as changed by a write the graph does not hold. An augmented
     assignment on a subscript (``u[1, :2] *= 3``) is left alone: Python writes that view back itself
-    (``u.__setitem__``)."""
+    (``u.__setitem__``); one on a name (``for r in t: r -= r.mean()``) is not."""
     with _OWN_READS():
         base = view._base
     if base is None:
@@ -608,7 +608,7 @@ def _write_back_view(sess: Any, builder: Any, view: Tensor, prior: Any, written:
     if base_prov is None:
         # a view of a tensor that holds no traced data (``b = torch.zeros(5, 4); b[:, 1:].copy_(a)``): the base's
         # new value is its present one (all but the view as it was) with the view's recorded value written in
-        if prior is not None or leapp_calls.augmented_assignment():
+        if prior is not None or leapp_calls.augmented_subscript():
             return
         key = _region_key(base, view)
         if key is None:
@@ -618,7 +618,7 @@ def _write_back_view(sess: Any, builder: Any, view: Tensor, prior: Any, written:
         base_node = builder.const(present, baked=False, origin=None, line=line, helper=helper)
     else:
         if base_prov.builder is not builder or base_prov.lost is not None or base_prov.version != version \
-                or prior is None or leapp_calls.augmented_assignment():
+                or prior is None or leapp_calls.augmented_subscript():
             return
         base_node = base_prov.node
         view_node = prior.node  # (the view's provenance before the op)
