@@ -344,6 +344,7 @@ VIEW_WRITE = "Tensor.__setitem__ (an in-place op on a view, written into its bas
 NUMPY_VIEW_WRITE = "ndarray.__setitem__ (a write through a view, written into its base)"
 # a NumPy view read after a write into its base by another name (``v = z[:, :2]; z[1] += 1; v * 1``: Session._reindexed)
 NUMPY_VIEW_READ = "ndarray.__getitem__ (a view read after a write into its base)"
+TORCH_VIEW_READ = "Tensor.__getitem__ (a view read after a write into its base)"  # (Session._reindexed_tensor)
 
 
 def _view_write_detail(call: TorchCall) -> Any:
@@ -372,7 +373,7 @@ TORCH_DEFECTS: tuple[Defect, ...] = (
            "it records an in-place write through a view (a[:, :2].clamp_(-1, 1); v = a[:, :2] then v *= 0.5) on the "
            "view alone: the base keeps its old values in the export",
            _view_write_fix),
-    Defect("view-read-stale", frozenset({NUMPY_VIEW_READ}), lambda c: True,
+    Defect("view-read-stale", frozenset({NUMPY_VIEW_READ, TORCH_VIEW_READ}), lambda c: True,
            "it records a view once, where it is taken (v = z[:, :2]), so a write into its base after that (z[1] += 1) "
            "does not reach the view: the export reads the values from before the write (measured: silently, its "
            "replay validation passes)",

@@ -392,15 +392,44 @@ class Session:
             node = builder.emit("call_function", operator.getitem, (node, key), line=line,
                                 numpy=leapp_defects.NUMPY_VIEW_READ, location=location, helper=helper)
             update(node, shape=region.shape, dtype=dtype_name(region.dtype), view=True)
-        finding = leapp_defects.find_torch(leapp_defects.NUMPY_VIEW_READ, (), {})
-        name, base = self.name_of(value), self.name_of(written)
-        builder.report("leapp-records-wrongly", line, [node.name], location=location, pending_reach=True,
-                       name=f"'{name}'" if name else "A view", fix=finding.fix,
-                       what=finding.message + (f" ('{base}' written after '{name}' was taken)" if name and base
-                                               else ""),
-                       severity="error" if self.profile == "leapp" else "warning")
+        self._report_view_read(builder, node, value, written, line, location, leapp_defects.NUMPY_VIEW_READ)
         value._lp = Provenance(builder, node, current)
         return node
+
+    def _reindexed_tensor(self, builder: NodeBuilder, value: Tensor, current: int, line: int | None,
+                          helper: str | None) -> fx.Node | None:
+        """``value``'s node for a view of a tensor (``head = t[:2]``) read after a write into its base (``t[0] += 1``,
+        ``t.mul_(2)``): its elements indexed again from the base's current value, the key read from where the view
+        lies in the base's memory. None when the base is not current or no basic key picks the view out of it (then it
+        is a stale view, as before). LEAPP 0.7.2 keeps the view as it was taken (``_reindexed``, for NumPy's)."""
+        with _OWN_READS():
+            base = value._base
+        held = getattr(base, "_lp", None) if base is not None else None
+        if held is None or held.builder is not builder or held.lost is not None or held._node is None \
+                or held.version != current:
+            return None
+        from .tensor import _region_key  # (the tensor module imports this one)
+        key = _region_key(base, value)
+        if key is None:
+            return None
+        location = self.where()[1] if helper is not None else None
+        node = builder.emit("call_function", operator.getitem, (held.node, key if len(key) != 1 else key[0]),
+                            line=line, numpy=leapp_defects.TORCH_VIEW_READ, location=location, helper=helper)
+        self._report_view_read(builder, node, value, base, line, location, leapp_defects.TORCH_VIEW_READ)
+        self.wrap(builder, value, node)
+        return node
+
+    def _report_view_read(self, builder: NodeBuilder, node: fx.Node, value: Any, base: Any, line: int | None,
+                          location: str | None, name: str) -> None:
+        """The ``view-read-stale`` finding of a view indexed again after a write into its base: an error in ``leapp``
+        where it reaches an output, else a warning."""
+        finding = leapp_defects.find_torch(name, (), {})
+        view, written = self.name_of(value), self.name_of(base)
+        builder.report("leapp-records-wrongly", line, [node.name], location=location, pending_reach=True,
+                       name=f"'{view}'" if view else "A view", fix=finding.fix,
+                       what=finding.message + (f" ('{written}' written after '{view}' was taken)" if view and written
+                                               else ""),
+                       severity="error" if self.profile == "leapp" else "warning")
 
     def _memory_of(self, owner: ndarray) -> SharedMemory | None:
         """The shared memory ``owner`` (an array that owns its memory as NumPy sees it) is part of, if any."""
@@ -767,6 +796,10 @@ class Session:
                     return node
             if self.last_written and not is_tensor and _basic_view(prov.node):
                 node = self._reindexed(builder, value, current, line, helper)
+                if node is not None:
+                    return node
+            if is_tensor:
+                node = self._reindexed_tensor(builder, value, current, line, helper)
                 if node is not None:
                     return node
             if self.crossings:
