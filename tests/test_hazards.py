@@ -782,7 +782,7 @@ def test_a_write_through_a_numpy_view_is_written_into_its_base(writes, lines):
 def test_a_view_read_after_a_write_into_its_base_takes_the_written_values(body, lines):
     """``v = z[:, :2]; z[1] += 1; v * 2``: NumPy's v sees the write. The view was baked as a stale view (an error that
     blocked export); it is indexed again from the array written last. LEAPP 0.7.2 keeps the view as taken (measured:
-    silently wrong): a semantic-mismatch at the read, an error in leapp, a warning in full."""
+    its replay validation fails): a semantic-mismatch at the read, an error in leapp, a warning in full."""
     source = f"z = x * 1\n{body}"
     for profile, severity in (("full", "warning"), ("leapp", "error")):
         for _ in range(2):  # the second trace replays the recorded calls
@@ -822,8 +822,8 @@ def test_writes_through_the_views_of_every_row_of_a_batch_are_followed(rows):
 def test_an_augmented_assignment_to_a_named_torch_view_is_written_into_its_base(body):
     """``r -= r.mean()`` on a row of a tensor: Python only rebinds ``r``, so the write reaches ``t`` through the view
     alone. It was taken for ``u[1, :2] -= m`` (which Python writes back itself) and not followed: ``t`` was baked as a
-    stale view, an error. LEAPP 0.7.2 records it on the view alone (measured: silently wrong, max error 0.58 and 0.49
-    on the first two): an error in leapp, a warning in full, at the write's line."""
+    stale view, an error. LEAPP 0.7.2 records it on the view alone (measured: replay validation fails; max error 0.58
+    and 0.49 on the first two): an error in leapp, a warning in full, at the write's line."""
     x = np.random.default_rng(7).random((6, 4)).astype(np.float32)
     fresh = np.random.default_rng(8).random((6, 4)).astype(np.float32) * 3 - 1
     source = f"t = torch.from_numpy(x) * 1\n{body}\ny = t.numpy()\n"
@@ -848,8 +848,8 @@ def test_an_augmented_assignment_to_a_named_torch_view_is_written_into_its_base(
 ])
 def test_a_torch_view_read_after_a_write_into_its_base_takes_the_written_values(body, follows):
     """``head = t[:2]; t[0] += 1; head * 2``: torch's head sees the write. It was baked as a stale view (an error); it
-    is indexed again from the base's current value. LEAPP 0.7.2 keeps the view as taken (measured: silently wrong,
-    max error 2.0 and 0.98 on the first two)."""
+    is indexed again from the base's current value. LEAPP 0.7.2 keeps the view as taken (measured: replay validation
+    fails; max error 2.0 and 0.98 on the first two with strict=False)."""
     x = np.random.default_rng(3).random((5, 4)).astype(np.float32)
     fresh = np.random.default_rng(4).random((5, 4)).astype(np.float32) * 3 - 1
     source = f"t = torch.from_numpy(x) * 1\n{body}\ny = (head * 2).numpy()\n"

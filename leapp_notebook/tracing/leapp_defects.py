@@ -375,8 +375,8 @@ TORCH_DEFECTS: tuple[Defect, ...] = (
            _view_write_fix),
     Defect("view-read-stale", frozenset({NUMPY_VIEW_READ, TORCH_VIEW_READ}), lambda c: True,
            "it records a view once, where it is taken (v = z[:, :2]), so a write into its base after that (z[1] += 1) "
-           "does not reach the view: the export reads the values from before the write (measured: silently, its "
-           "replay validation passes)",
+           "does not reach the view: the export reads the values from before the write (measured: its replay "
+           "validation fails, so compile_graph raises \"Model validation failed\" with its default strict=True)",
            "take the view after the last write into its base, or index the base where the value is used "
            "(z[:, :2] * 2 instead of v * 2)"),
     Defect("bool-invert-script", frozenset({"Tensor.__invert__", "Tensor.bitwise_not"}), _bool_tensor_operand,
