@@ -18,6 +18,9 @@ from leapp_notebook.render import MIME_TYPE
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 PAYLOAD_CELL = SEED_INTERP_CELL.replace("CALIB_OUT)\n", f"CALIB_OUT)  # {PAYLOAD}\n")
+# the hazard line made longer than the editor is wide (a long expression, or a comment after it)
+LONG_CELL = SEED_INTERP_CELL.replace("CALIB_OUT)\n",
+                                     "CALIB_OUT)  # " + "calibrated against the bench rig, " * 12 + "\n")
 TIMEOUT_MS = 120_000
 TOKEN = "leapp-labextension-test"
 
@@ -89,6 +92,7 @@ def lab(tmp_path_factory):
         nbformat.v4.new_code_cell(PAYLOAD_CELL.rstrip("\n"), outputs=[located_output(PAYLOAD_CELL)]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[legacy_output()]),
         nbformat.v4.new_code_cell(SEED_INTERP_CELL.rstrip("\n"), outputs=[future_output()]),
+        nbformat.v4.new_code_cell(LONG_CELL.rstrip("\n"), outputs=[traced_output(LONG_CELL)]),
     ])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, root / "seed.ipynb")
@@ -200,7 +204,7 @@ def test_verdict_words_and_unknown_hazard_kinds_come_from_the_model(page):
 def test_marks_follow_the_outputs(page):
     """Clearing the outputs removes the marks; putting the saved outputs back restores them."""
     marked = ".jp-CodeCell .cm-line.leapp-hazard-error"
-    assert page.locator(marked).count() == 4
+    assert page.locator(marked).count() == 5
     saved = page.evaluate("""() => {
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         const outputs = cells.map(cell => cell.model.outputs.get(0).toJSON());
@@ -213,8 +217,23 @@ def test_marks_follow_the_outputs(page):
         const cells = window.jupyterapp.shell.currentWidget.content.widgets;
         outputs.forEach((output, index) => cells[index].model.outputs.add(output));
     }""", saved)
-    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 4")
+    page.wait_for_function(f"() => document.querySelectorAll('{marked}').length === 5")
     assert "leapp-hazard-error" in editor_line(page, 0, 3).get_attribute("class")
     assert cell(page, 0).locator(".leapp-hazard-row").count() == 1
 
 
+def test_the_badge_of_a_line_wider_than_the_editor_stays_in_view(page, tmp_path):
+    """On a line longer than the editor is wide, the badge (its kind and Apply fix) sat past the editor's right edge,
+    out of sight without scrolling sideways: it keeps to the visible part of the line."""
+    line = editor_line(page, 4, 3)
+    badge = line.locator(".leapp-hazard-badge")
+    badge.wait_for()
+    scroller = cell(page, 4).locator(".cm-scroller").bounding_box()
+    box = badge.bounding_box()
+    assert line.bounding_box()["width"] > scroller["width"]  # the line is wider than the editor
+    assert scroller["x"] <= box["x"] and box["x"] + box["width"] <= scroller["x"] + scroller["width"] + 1, \
+        (box, scroller)
+    # it is readable there: opaque, over the code it covers
+    background = badge.evaluate("b => getComputedStyle(b).backgroundColor")
+    assert background not in ("rgba(0, 0, 0, 0)", "transparent"), background
+    screenshot(cell(page, 4).locator(".jp-InputArea"), tmp_path, "labextension-long-line-badge.png")
