@@ -312,8 +312,8 @@ annotate.output_tensors("node", {"y": h})
 
 
 def test_a_view_written_through_another_view_is_not_replayed():
-    """A stale view (written through another view after it was taken) is baked with a hazard on every call,
-    cache or not."""
+    """A view read after a write into its base is indexed again from the base, with a hazard on every call, cache
+    or not."""
     source = '''\
 h = annotate.input_tensors("node", {"x": x})
 z = h * 1.0
@@ -325,7 +325,7 @@ annotate.output_tensors("node", {"y": w})
 '''
     off, filled, again = _three_ways(source, {"np": np, "x": np.arange(4, dtype=np.float32)}, "full")
     assert off == filled == again
-    assert [h[1] for h in off["node"]["hazards"] if "written in place after it was taken" in h[3]] == [6]
+    assert [h[1] for h in off["node"]["hazards"] if "a view once, where it is taken" in h[3]] == [6]
 
 
 def test_signatures_tell_apart_what_the_builders_branch_on():
