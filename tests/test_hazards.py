@@ -1038,3 +1038,54 @@ def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, li
     t = ln.trace_cell("y = (x - KP[0]) / KP[1] + KP[2, 1:2]", {"np": np, "x": X1, "KP": kp}, inputs=["x"],
                       outputs=["y"], profile="full")
     assert t.hazards == [] and agrees_on_fresh_input(t, FRESH1)
+
+
+@pytest.mark.parametrize("body, line, what", [
+    ("v = x[x < 2.0]\ny = v.sum(keepdims=True) / v.size", 2, ".size = "),            # mean of the valid readings
+    ("v = x[x < 2.0]\nif len(v) > 0:\n    y = v.mean(keepdims=True)\nelse:\n    y = np.zeros(1, np.float32)", 2,
+     "len() = "),                                                                    # a guard on the count
+    ("n_out = x[x > 2].shape[0]\ny = x * (1.0 - 0.1 * n_out)", 1, ".shape[0] = "),
+    ("n_out = np.nonzero(x > 2)[0].size\ny = x * (1.0 - 0.1 * n_out)", 1, ".size = "),
+    ("y = x * len(np.unique(x))", 1, "len() = "),                                   # baked (no lookup has it)
+    ("s = np.zeros(4, np.float32)\nfor r in x.reshape(-1, 4)[x.reshape(-1, 4)[:, 0] < 2.0]:\n    s = s + r\ny = s", 2,
+     "a loop over it (2 passes)"),                                                   # unrolled to the traced rows
+    ("t = torch.from_numpy(x)\nn = t[t > 2.0].numel()\ny = (t * (1 - 0.1 * n)).numpy()", 2, ".numel() = "),
+    ("t = torch.from_numpy(x)\nv = t[t < 2.0]\ny = (v.sum(0, keepdim=True) / len(v)).numpy()", 3, "len() = "),
+    ("t = torch.from_numpy(x)\nn = torch.nonzero(t > 2.0).size(0)\ny = (t * (1 - 0.1 * n)).numpy()", 2, ".size(0) = "),
+])
+def test_the_size_of_a_selection_by_the_data_read_as_a_number_is_an_error(body, line, what):
+    """``len(x[x < 2])``, ``.size``, ``.shape[0]``, ``.numel()``, a loop over the selected rows: the count of the
+    data a mask selects, read as a Python number, was fixed at its trace-time value with no hazard, and the probe
+    passed whenever its draws kept the count (measured: the mean of the valid readings off by 15% once three
+    readings are out of range; a guard ``if len(v) > 0`` returning NaN where the cell returns 0)."""
+    x = np.array([0.5, 0.25, 1.5, 0.75, 0.125, 1.0, 0.375, 0.625], np.float32)
+    fresh = x.copy()
+    fresh[:3 if "len(v) > 0" not in body else None] = 3.0  # readings out of range (all, for the guard): a new count
+    namespace = {"np": np, "torch": torch}
+    for profile in ("leapp", "full"):
+        t = ln.trace_cell(body, namespace, inputs={"x": x}, outputs=["y"], profile=profile)
+        found = [h for h in t.hazards if h.kind == "value-extraction"]
+        assert [(h.line, h.severity) for h in found] == [(line, "error")], t.hazards
+        assert found[0].message.startswith(what) and "a selection by the data" in found[0].message
+        assert "n = np.sum(mask)" in found[0].fix and found[0].graph_nodes
+        assert not t.ok
+        eager = t.run_eager({"node": {"x": fresh}})["node"]["y"]
+        try:
+            graph = t.nodes["node"](fresh)[0]
+        except Exception:  # noqa: BLE001 - the loop unrolled to the traced rows indexes a row that is gone
+            continue
+        assert np.asarray(graph).shape != np.asarray(eager).shape or not np.allclose(graph, eager, equal_nan=True)
+
+
+@pytest.mark.parametrize("body", [
+    "y = x * len(x) + x.shape[0] + x.size",                             # the input's own sizes are static
+    "v = x.reshape(2, 4)[x.reshape(2, 4)[:, 0] > 0.2]\ny = x * v.shape[1]",  # the selection's other axis
+    "v = x[np.array([True, False, True, True, False, True, True, False])]\ny = v * len(v)",  # a constant mask
+    "t = torch.from_numpy(x)\nv = t.reshape(2, 4)[t.reshape(2, 4)[:, 0] > 0.2]\ny = (t * v.size(1)).numpy()",
+    "mask = x < 2.0\nn = np.sum(mask)\ny = np.sum(np.where(mask, x, 0), keepdims=True) / np.maximum(n, 1)",  # the fix
+])
+def test_static_sizes_and_the_fix_for_a_selection_size_are_clean(body):
+    x = np.array([0.5, 0.25, 1.5, 0.75, 0.125, 1.0, 0.375, 0.625], np.float32)
+    t = ln.trace_cell(body, {"np": np, "torch": torch}, inputs={"x": x}, outputs=["y"], profile="full")
+    assert [h for h in t.hazards if h.kind == "value-extraction"] == [], t.hazards
+    assert t.probe(8, seed=0).passed

@@ -48,6 +48,7 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 # NumPy's own, without TracedArray's
 _SET_SHAPE, _SET_DTYPE, _SET_STRIDES = ndarray.shape.__set__, ndarray.dtype.__set__, ndarray.strides.__set__
 _GET_STRIDES = ndarray.strides.__get__
+_GET_SIZE, _LEN = ndarray.size.__get__, ndarray.__len__
 _ARRAY_POW = ndarray.__pow__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
@@ -250,7 +251,10 @@ class TracedArray(ndarray):
     # The plain array a provenance keeps (``Provenance.plain``) has the old shape, dtype and strides: cleared first.
     @property
     def shape(self) -> tuple[int, ...]:
-        return array_shape(self)
+        shape = array_shape(self)
+        if _session.ACTIVE is not None and self._lp is not None:  # the cell reading a selection's length
+            return _session.selection_shape(self, shape)
+        return shape
 
     @shape.setter
     def shape(self, value: Any) -> None:
@@ -271,6 +275,19 @@ class TracedArray(ndarray):
     @strides.setter
     def strides(self, value: Any) -> None:
         self._assigned(_SET_STRIDES, value, "x.strides")
+
+    @property
+    def size(self) -> int:
+        size = _GET_SIZE(self)
+        if _session.ACTIVE is not None and self._lp is not None:
+            _session.size_read(self, f".size = {size}")
+        return size
+
+    def __len__(self) -> int:
+        length = _LEN(self)
+        if _session.ACTIVE is not None and self._lp is not None:
+            _session.size_read(self, f"len() = {length}", 0)
+        return length
 
     def _assigned(self, setter: Any, value: Any, name: str) -> None:
         setter(self, value)
@@ -713,6 +730,8 @@ class TracedArray(ndarray):
             if not traced and sess is not None and self.ndim > 1:
                 return iter([TracedArray.watch(np.array(row)) for row in eager])
             return iter(eager)
+        if self.ndim:
+            _session.size_read(self, f"a loop over it ({array_shape(self)[0]} passes)", 0)
         return indexing.iterate(sess, self)
 
     # ---------------------------------------------------------------- values leaving the graph

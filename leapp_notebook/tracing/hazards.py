@@ -248,6 +248,13 @@ CAUSES: dict[str, Cause] = {
                                     "tensor: LEAPP 0.7.2 raises NotImplementedError while tracing; recorded here as "
                                     "a Python number."),
     # values leaving the graph through Python
+    "selection-size": Cause("value-extraction", "{what} reads how many elements a selection by the data ({selection}) "
+                            "holds, as a Python number: it is fixed at its trace-time value, and whatever uses it (a "
+                            "division, a branch, a loop's passes) is frozen in the graph.",
+                            "count with the mask instead, which stays in the graph: n = np.sum(mask) (torch: "
+                            "mask.sum()); a mean over the selection: np.sum(np.where(mask, x, 0)) / np.maximum(n, 1); "
+                            "a branch on it: np.where(n > 0, a, b); a loop over the rows: "
+                            "np.where(mask[:, None], f(x), ...) on every row"),
     "extracted": Cause("value-extraction", "a Python value is extracted from traced data ({what}): it is fixed at "
                        "its trace-time value and whatever uses it is frozen in the graph."),
     "extracted-between": Cause("value-extraction", "a scalar is taken from values of node '{producer}' "

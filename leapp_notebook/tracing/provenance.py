@@ -461,6 +461,18 @@ def library_caller(depth: int = 2) -> tuple[str, str, int] | None:
     return None
 
 
+def read_by_user(depth: int = 2) -> bool:
+    """Whether the frame ``depth`` up (past torch's passing-on of a call to a mode) is the cell's or a user's: not
+    this package's, NumPy's or torch's own code."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_DISPATCH_FILES):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    fname = frame.f_code.co_filename
+    return not (fname.startswith(_PACKAGE_DIR) or fname.startswith(_LIBRARY_DIRS))
+
+
 def user_frame(depth: int = 2) -> Any:
     """The first frame outside NumPy, torch and this package (the code that made the call), or None."""
     frame = sys._getframe(depth)

@@ -1322,6 +1322,132 @@ def _memory_bytes(value: Any) -> tuple[ndarray, int] | None:
     return flat, flat.__array_interface__["data"][0]
 
 
+# What makes a result as long as a count of the data: a mask's True elements, the nonzero entries, the distinct values
+_SELECTING = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "flatnonzero"})
+# ... and NumPy's, as a baked constant's origin names them (``np.unique at line 2``: a call neither lookup records)
+_SELECTING_NUMPY = tuple(f"np.{name} " for name in (
+    "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "flatnonzero", "nonzero", "argwhere",
+    "extract", "compress", "intersect1d", "union1d", "setdiff1d", "setxor1d", "trim_zeros"))
+
+
+def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | None:
+    """(the node that selects by the data, the axis of ``node``'s value whose length is that count) when ``node``'s
+    value is such a selection (``x[x > 2]``, ``np.nonzero(m)[0]``, ``torch.masked_select``), or is made from one
+    element-wise (``v * 2``) or by basic indexing that keeps the axis (``v[:, 0]``); None otherwise, or past
+    ``budget`` nodes (a walk up the graph from a size read in user code: never on the recording path)."""
+    if not isinstance(node, fx.Node) or budget[0] <= 0:
+        return None
+    if node.op == "get_attr":  # baked from traced data by a selecting call (y = x * len(np.unique(x)))
+        record = facts(node)
+        return (node, 0) if record.const == "baked" and (record.origin or "").startswith(_SELECTING_NUMPY) else None
+    if node.op not in ("call_function", "call_method"):
+        return None
+    budget[0] -= 1
+    target = node.target
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if name in _SELECTING or name == "where" and len(node.args) == 1 and not node.kwargs:
+        return node, 0
+    if target is operator.getitem:
+        source, key = node.args[0], node.args[1]
+        parts = key if type(key) is tuple else (key,)
+        axis = 0
+        for part in parts:  # a traced mask selects along the axis it stands at
+            if isinstance(part, fx.Node) and facts(part).dtype == "bool" and (
+                    part.op != "get_attr" or facts(part).const == "baked"):  # a mask of the data, not a constant's
+                return node, axis
+            if part is Ellipsis:
+                return None
+            if part is not None:
+                axis += 1
+        found = _selection(source, budget)
+        if found is None or found[1] is None:
+            return None
+        chosen, selected = found
+        if facts(source).shape is None:  # an item of a tuple of selections (np.nonzero(m)[0])
+            return (chosen, 0) if type(key) is int else None
+        if any(isinstance(part, fx.Node) or type(part) not in (slice, int, type(None)) for part in parts):
+            return None
+        into, out = 0, 0  # where the selected axis of the source lies in the result of a basic key
+        for part in parts:
+            if part is None:
+                out += 1
+                continue
+            if into == selected:
+                return (chosen, out) if type(part) is slice else None
+            into += 1
+            out += 1
+        return chosen, out + selected - into
+    shape = facts(node).shape
+    if shape is None:
+        return None
+    for arg in node.args:  # an op of one of its inputs' shape (element-wise): that input's selected axis
+        if isinstance(arg, fx.Node) and facts(arg).shape == shape:
+            found = _selection(arg, budget)
+            if found is not None:
+                return found
+    return None
+
+
+class _SelectionShape(tuple):
+    """A selection's shape as the cell reads it (``v.shape`` of ``v = x[x > 2]``): reading the length of its selected
+    axis (``v.shape[0]``, ``n, d = v.shape``) is a ``selection-size`` read; the other axes are static."""
+
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        if self.axis in (range(len(self))[index] if type(index) is slice else (index % len(self),)):
+            size_read(self.value, f".shape[{index if type(index) is not slice else '...'}] = {item}", None, 3)
+        return item
+
+    def __iter__(self) -> Any:  # unpacking reads every axis
+        size_read(self.value, f".shape = {tuple.__repr__(self)}", None, 3)
+        return tuple.__iter__(self)
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+
+def selection_shape(value: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``value.shape`` for the cell: a ``_SelectionShape`` when ``value`` is a selection by the data (read in user
+    code), else the shape itself."""
+    prov = value._lp
+    if prov.builder is None or prov._node is None or prov.lost is not None or not shape \
+            or not provenance.read_by_user(3):
+        return shape
+    found = _selection(prov.node, [24])
+    if found is None or found[1] is None or found[1] >= len(shape):
+        return shape
+    held = _SelectionShape(shape)
+    held.value, held.axis = value, found[1]
+    return held
+
+
+def size_read(value: Any, what: str, axis: int | None = None, depth: int = 3) -> None:
+    """The cell read the size of ``value`` as a Python number (``what``: ``len()``, ``.size``, ``.shape[0]``, a loop
+    over it); ``axis``: the axis whose length was read (None: the number of elements, or every axis). Where that length
+    is a count of the data (``_selection``), it is fixed at its trace-time value in the graph: ``selection-size``.
+    ``depth``: the frame of the code that read it, counted from :func:`provenance.read_by_user`'s."""
+    sess = active()
+    prov = getattr(value, "_lp", None)
+    if sess is None or sess.suspended or prov is None or prov.builder is None or prov.builder.session is not sess \
+            or prov._node is None or prov.lost is not None or not provenance.read_by_user(depth):
+        return
+    found = _selection(prov.node, [24])
+    if axis is not None and axis < 0:
+        axis += value.ndim
+    if found is None or axis is not None and found[1] is not None and axis != found[1]:
+        return
+    builder = prov.builder
+    if builder.closed:
+        builder = sess.reopen(builder)
+        if builder.closed:
+            return
+    line, location, _ = sess.where()
+    chosen = facts(found[0])
+    builder.report("selection-size", line, [prov.node.name], location=location, what=what,
+                   selection=chosen.origin.split(" at line")[0] if chosen.const == "baked" and chosen.origin
+                   else chosen.numpy or found[0].name)
+
+
 def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:
     """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch)."""
     sess = active()

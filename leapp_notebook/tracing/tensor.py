@@ -52,6 +52,8 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement",
                                "__deepcopy__", "__sizeof__", "__dir__", "type", "is_shared", "is_pinned",
                                "has_names", "_is_view", "is_inference", "requires_grad_", "retain_grad",
                                "register_hook", "__setstate__", "__getstate__"})
+# The methods that read a tensor's length or number of elements (a count of the data, for a selection)
+_SIZE_READS = frozenset({"size", "numel", "nelement", "__len__"})
 # Values that leave the graph as Python values.
 _EXTRACTIONS = {"item": "value-extraction", "__float__": "value-extraction", "__int__": "value-extraction",
                 "__index__": "value-extraction", "__complex__": "value-extraction", "tolist": "value-extraction",
@@ -148,7 +150,13 @@ class TorchRecorder(TorchFunctionMode):
         if name == "__get__":
             return _attribute(sess, func, args)
         if name in _METADATA_METHODS and (name != "type" or len(args) == 1 and not kwargs):
-            return func(*args, **kwargs)  # t.type() names the type; t.type(torch.float64) converts: recorded
+            result = func(*args, **kwargs)  # t.type() names the type; t.type(torch.float64) converts: recorded
+            if name in _SIZE_READS and args and getattr(args[0], "_lp", None) is not None:
+                # the cell reading a selection's length (t[m].numel(), len(t[m]), t[m].size(0))
+                dim = args[1] if len(args) > 1 else kwargs.get("dim")
+                _session.size_read(args[0], f".{name}({'' if dim is None else dim}) = {result}" if name != "__len__"
+                                   else f"len() = {result}", 0 if name == "__len__" else dim)
+            return result
         builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
         if builder is None:
             return _untraced_call(sess, func, name, args, kwargs)
@@ -344,6 +352,8 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     value = func(*args)
     tensor = args[0] if args else None
     prov = getattr(tensor, "_lp", None)
+    if attr == "shape" and prov is not None:  # the cell reading a selection's length (t[m].shape[0])
+        _session.size_read(tensor, f".shape = {tuple(value)}", None, 4)
     if attr in _METADATA_ATTRS or prov is None or prov.builder is None or not isinstance(value, Tensor):
         return value
     builder = prov.builder
@@ -469,6 +479,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     elif plan.target is torch_impl.on_copy:
         graph_args.insert(1, name)
     if name == "__iter__":
+        if args[0].dim():  # a loop over a selection's rows: as many passes as it held at trace time
+            _session.size_read(args[0], f"a loop over it ({len(args[0])} passes)", 0, 4)
         return _iterate(sess, builder, args[0], graph_args[0], line, location, helper)
     node = builder.emit(plan.op, plan.target, tuple(graph_args), graph_kwargs, line=line, numpy=shown,
                         location=location, helper=helper)
