@@ -1003,3 +1003,48 @@ def test_a_module_returning_a_dict_of_tensors_is_recorded_and_one_returning_an_o
     hazard = next(h for h in trace.hazards if h.line == 3)
     assert hazard.kind == "untraced-call" and "returns a Normal, not tensors" in hazard.message
     assert "return mu, std" in hazard.fix and "torch.distributions.Normal(mu, std" in hazard.fix
+
+
+@torch.jit.script
+def _limit(t: torch.Tensor) -> torch.Tensor:
+    m = t.abs().max()
+    if bool(m > 2.0):
+        return t * (2.0 / m)
+    return t
+
+
+class _Affine(torch.nn.Module):
+    def forward(self, t):
+        return t * 2.0 + 1.0
+
+
+_SCRIPTED_AFFINE = torch.jit.script(_Affine())
+
+
+@pytest.mark.parametrize("body", ["y = _limit(t * 1)", "y = _limit(t)"])
+def test_a_torchscript_function_on_traced_data_is_one_call_with_its_branches(body):
+    """A ``@torch.jit.script`` function runs in C++, where no mode sees its ops: its result was a plain tensor, or,
+    where it returned its input, the input itself (the graph ``return (x,)``), with no hazard, and the probe passed
+    while its draws stayed under the limit. It is one call of the function in the graph, branches kept; LEAPP 0.7.2
+    sees none of its ops (an error in leapp, a warning in full)."""
+    x = torch.tensor([[0.5, -0.25, 1.0], [0.75, 0.125, -1.5]])
+    over = x * 3  # over the limit: the other branch
+    cell = f"t = annotate.input_tensors('n', {{'t': x}})\n{body}\nannotate.output_tensors('n', {{'y': y}})\n"
+    for profile, severity in (("leapp", "error"), ("full", "warning")):
+        trace = ln.trace_cell(cell, {"torch": torch, "x": x.clone(), "_limit": _limit}, profile=profile)
+        assert [(h.kind, h.severity, h.line) for h in trace.hazards] == [("untraced-call", severity, 2)]
+        assert "_limit is a TorchScript function" in trace.hazards[0].message
+        assert trace.hazards[0].graph_nodes
+        torch.testing.assert_close(trace.nodes["n"](over)[0], _limit(over))
+    assert torch.jit.ScriptFunction.__call__ is torch._C.ScriptFunction.__call__  # put back after the trace
+
+
+def test_a_scripted_module_is_recorded_whole():
+    """``torch.jit.script(module)`` called on traced data raised inside the tracer (AttributeError '_CachedForward'
+    looking up its class's forward): one call_module node, no hazard (LEAPP 0.7.2 records it faithfully, measured)."""
+    x = torch.tensor([[0.5, -0.25, 1.0], [0.75, 0.125, -1.5]])
+    cell = "t = annotate.input_tensors('n', {'t': x})\ny = affine(t)\nannotate.output_tensors('n', {'y': y})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "x": x.clone(), "affine": _SCRIPTED_AFFINE})
+    assert trace.hazards == []
+    fresh = torch.rand(2, 3)
+    torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh * 2 + 1)

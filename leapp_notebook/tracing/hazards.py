@@ -247,6 +247,13 @@ CAUSES: dict[str, Cause] = {
     "numpy-scalar-on-tensor": Cause("numpy-scalar", "a NumPy scalar ({scalar}) is an operand of {call} on a torch "
                                     "tensor: LEAPP 0.7.2 raises NotImplementedError while tracing; recorded here as "
                                     "a Python number."),
+    "script-function": Cause("untraced-call", "{name} is a TorchScript function: it runs in C++, where LEAPP 0.7.2 "
+                             "sees none of its ops (it logs \"ScriptFunction.__call__ bypasses TracedTensor "
+                             "tracing\"), so its result leaves the trace (measured: an export wrong by 0.91 once the "
+                             "branch inside it goes the other way, and an output that is the function's own input "
+                             "refused). Recorded here as one call of the function, its branches kept.",
+                             "define the function without @torch.jit.script (LEAPP records its ops then), or call "
+                             "torch.jit._state.disable() before it is scripted"),
     # values leaving the graph through Python
     "selection-size": Cause("value-extraction", "{what} reads how many elements a selection by the data ({selection}) "
                             "holds, as a Python number: it is fixed at its trace-time value, and whatever uses it (a "

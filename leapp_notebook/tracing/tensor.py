@@ -892,6 +892,8 @@ def _mode_dependent(module: torch.nn.Module) -> list[str]:
         label = f"{sub_name} ({type(sub).__name__})" if sub_name else type(sub).__name__
         if isinstance(sub, _MODE_DEPENDENT):
             found.append(label)
+        elif isinstance(sub, torch.jit.ScriptModule):
+            continue  # TorchScript: no Python forward to read (its class's forward raises when looked up)
         elif type(sub).forward is not torch.nn.Module.forward and type(sub).__module__.split(".")[0] != "torch":
             code = getattr(type(sub).forward, "__code__", None)
             if code is not None and _reads_training(code):
@@ -993,14 +995,57 @@ _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 def _own_forward(module: torch.nn.Module) -> bool:
     """Whether ``module`` (or a submodule) runs a forward written outside torch, in Python: what ``_watched_call``
     watches (torch's own modules take no branch on their inputs' values; TorchScript runs no Python)."""
-    if isinstance(module, torch.jit.ScriptModule):
+    if isinstance(module, (torch.jit.ScriptModule, _ScriptCall)):
         return False
     for sub in module.modules():
+        if isinstance(sub, (torch.jit.ScriptModule, _ScriptCall)):
+            continue  # (a scripted module's class raises when its forward is looked up)
         forward = type(sub).forward
-        if forward is not torch.nn.Module.forward and not isinstance(sub, torch.jit.ScriptModule) \
-                and not getattr(forward, "__module__", "torch").startswith("torch."):
+        if forward is not torch.nn.Module.forward and not getattr(forward, "__module__", "torch").startswith("torch."):
             return True
     return False
+
+
+class _ScriptCall(torch.nn.Module):
+    """A TorchScript function (``@torch.jit.script def limit(t): ...``) called on traced data, held as a module: it
+    runs in C++, where no mode sees its ops, so the graph calls it whole as one ``call_module`` node (fx's generated
+    code cannot name a ScriptFunction as a global), its branches kept (``_script_function_call``)."""
+
+    def __init__(self, function: Any):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+_SCRIPT_CALLS: dict[int, _ScriptCall] = {}  # a ScriptFunction's module, by the function's id (kept with it)
+
+
+def _script_function_call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ScriptFunction.__call__`` during a trace: a call on traced data is recorded as a call of the function's
+    module (``_ScriptCall``), with the ``script-function`` finding (LEAPP 0.7.2 sees none of its ops)."""
+    original = _ORIGINAL["ScriptFunction.__call__"]
+    sess = _session.active()
+    if sess is None or sess.suspended:
+        return original(function, *args, **kwargs)
+    builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
+    if builder is None or builder.session is not sess:
+        return original(function, *args, **kwargs)
+    held = _SCRIPT_CALLS.get(id(function))
+    if held is None or held.function is not function:
+        if len(_SCRIPT_CALLS) >= 256:
+            _SCRIPT_CALLS.clear()
+        held = _SCRIPT_CALLS[id(function)] = _ScriptCall(function)
+    name = getattr(function, "name", None) or "script_function"
+    builder.module_names[id(held)] = (held, name)
+    result = _module_call(held, *args, **kwargs)
+    if not builder.closed:
+        line, location, _ = sess.where()
+        node = getattr(getattr(result, "_lp", None), "_node", None)
+        builder.report("script-function", line, [node.name] if isinstance(node, fx.Node) else [], location=location,
+                       name=name, severity="error" if sess.profile == "leapp" else "warning")
+    return result
 
 
 _TAKES_VALUE = {"__bool__": "module-branch", "item": "module-extraction", "__float__": "module-extraction",
@@ -1120,6 +1165,8 @@ def watch_modules() -> None:
     if "Module._call_impl" not in _ORIGINAL:
         _ORIGINAL["Module._call_impl"] = torch.nn.Module._call_impl
         torch.nn.Module._call_impl = _module_call
+        _ORIGINAL["ScriptFunction.__call__"] = torch.jit.ScriptFunction.__call__
+        torch.jit.ScriptFunction.__call__ = _script_function_call
 
 
 def uninstall() -> dict[int, Any]:
@@ -1136,5 +1183,9 @@ def uninstall() -> dict[int, Any]:
         original = _ORIGINAL.pop("Module._call_impl")
         if torch.nn.Module._call_impl is _module_call:
             torch.nn.Module._call_impl = original
+    if "ScriptFunction.__call__" in _ORIGINAL:
+        original = _ORIGINAL.pop("ScriptFunction.__call__")
+        if torch.jit.ScriptFunction.__call__ is _script_function_call:
+            torch.jit.ScriptFunction.__call__ = original
     return restored
 
