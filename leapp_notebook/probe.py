@@ -1368,12 +1368,42 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
+def _kept_state(trace: Any, nodes: list[Node]) -> str | None:
+    """What shows that the cell keeps state between runs, or None: re-run on the very inputs it was traced with, the
+    eager cell gives other outputs than it gave when traced (a cache a helper filled, a counter, an object's attribute
+    the trace's run changed). One eager run, only where a probe failure needs explaining."""
+    try:
+        again = trace.run_eager({node.name: node.sample_inputs for node in nodes}, quiet=True)
+    except CellError:
+        return None
+    for node in nodes:
+        for name, before in node.sample_outputs.items():
+            now = again.get(node.name, {}).get(name)
+            before_array, now_array = _as_array(before), _as_array(now)
+            if before_array is None or now_array is None:
+                continue
+            if before_array.shape != now_array.shape or not np.array_equal(before_array, now_array, equal_nan=True):
+                return (f"Re-run on the inputs it was traced with, the eager cell gives another '{name}' than it gave "
+                        "when traced: it keeps state between runs (a cache a helper fills, a counter, an attribute of "
+                        "an object) that the traced run changed, and the graph holds that run's computation")
+    return None
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return value.view(np.ndarray)
+    return None
+
+
 def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
                       checks: dict[str, OutputCheck], baked: dict[str, list[BakedConstant]]) -> list[Hazard]:
     """A ``semantic-mismatch`` hazard for each failing output no standing error hazard explains."""
     lines = cell_lines(trace.source)
     added: list[Hazard] = []
     tables: dict[str, dict[tuple[str, int | None], Hazard]] = {}
+    state: list[str | None] = []  # what _kept_state found, once, when a failure needs explaining
     for node in nodes:
         for index, key in enumerate(keys[node.name]):
             check = checks[key]
@@ -1398,9 +1428,13 @@ def _semantic_hazards(trace: Any, nodes: list[Node], keys: dict[str, list[str]],
             if unnamed:
                 what += f"; it depends on {consts}, which the trace holds fixed"
             graph_nodes = [c.node for c in unnamed] or _producer(node.graph.graph, index)
+            if not state:
+                state.append(_kept_state(trace, nodes))
+            cause = "probe-differs-baked" if unnamed else "probe-differs"
+            if state[0] is not None:  # the eager cell is not a function of its inputs: say that, not a wrong op
+                cause, what = "probe-stateful", f"{what}. {state[0]}"
             # one hazard per line and node, naming every output it breaks
-            _report(trace, lines, node, tables.setdefault(node.name, {}), added,
-                    "probe-differs-baked" if unnamed else "probe-differs", line, graph_nodes,
+            _report(trace, lines, node, tables.setdefault(node.name, {}), added, cause, line, graph_nodes,
                     name=f"output '{check.output}'", severity="error", output=check.output, what=what, consts=consts,
                     source_line=line)
     return added

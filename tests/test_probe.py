@@ -431,3 +431,27 @@ def test_a_drawn_seed_survives_a_round_trip_through_javascript_numbers():
     t = trace("y = x * 2", x=np.array([0.3, 0.8], np.float32))
     seeds = {t.probe(2).seed for _ in range(20)}
     assert all(0 <= seed < 2**53 and float(seed) == seed for seed in seeds) and len(seeds) > 1
+
+
+class _Counter:
+    n = 0
+
+
+def test_a_probe_failure_of_a_cell_that_keeps_state_says_so():
+    """``c.n += 1; y = x * c.n``: the graph holds the traced run's count, each eager run counts on. The failure said
+    that a recorded torch op disagrees with NumPy, with the fix to check axis, dtype and ddof; re-run on the inputs it
+    was traced with, the eager cell gives another output, which is what it now says, with the fix to make the state a
+    node input or to compute it from the inputs."""
+    x = np.array([[0.5, 1.5], [2.0, -1.0]], np.float32)
+    trace = ln.trace_cell("c.n += 1\ny = x * c.n", {"np": np, "c": _Counter()}, inputs={"x": x}, outputs=["y"])
+    report = trace.probe(8, seed=0)
+    assert not report.passed
+    (hazard,) = report.hazards
+    assert (hazard.kind, hazard.line) == ("semantic-mismatch", 2)
+    assert "it keeps state between runs" in hazard.message and "ddof" not in hazard.fix
+    assert "node input and output" in hazard.fix
+    # a cell that is a function of its inputs is not said to keep state
+    trace = ln.trace_cell("y = np.interp(x, [0.0, 1.0], [1.0, 3.0])", {"np": np}, inputs={"x": x}, outputs=["y"],
+                          profile="full")
+    report = trace.probe(8, seed=0)
+    assert all("keeps state" not in h.message for h in report.hazards + trace.hazards)

@@ -304,6 +304,11 @@ CAUSES: dict[str, Cause] = {
                                  "the output depends on {consts}, which the trace holds fixed at its trace-time "
                                  "value (line {source_line}): compute it with traced operations there, or split "
                                  "the node at that line"),
+    "probe-stateful": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs from "
+                            "the eager cell on fresh inputs: {what}.",
+                            "make the cell a function of its inputs: compute what a cache or a counter holds from "
+                            "the inputs on every run, or make that state a node input and output "
+                            "(annotate.input_tensors / annotate.output_tensors) that the deployment passes back"),
     "probe-shape-varies": Cause("data-dependent-shape", "the shape of output '{output}' of node '{node}' depends on "
                                 "the input values: {declared} when traced, {got} on fresh inputs (probe {probe}). "
                                 "The graph follows NumPy, and LEAPP's InferenceManager passes each run's value on "
