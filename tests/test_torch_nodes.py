@@ -137,6 +137,18 @@ def test_training_mode_is_an_error_at_the_call_line_with_the_module_marked():
         (module,) = hazard.graph_nodes
         assert trace.nodes["n"].graph.graph.find_nodes(op="call_module")[0].name == module
         assert not trace.probe(n=8, seed=0).passed  # dropout masks differ between the graph and the cell
+        assert "random dropout masks" in hazard.message and "batch" not in hazard.message
+
+
+def test_training_mode_of_a_batch_norm_says_what_training_changes():
+    """A BatchNorm in training mode was said to give "random dropout masks, batch statistics" and to differ "from run
+    to run": it is deterministic; what it does is normalize each batch by its own statistics."""
+    policy = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))
+    cell = "t = annotate.input_tensors('n', {'t': x})\na = policy(t)\nannotate.output_tensors('n', {'a': a})\n"
+    trace = ln.trace_cell(cell, {"torch": torch, "policy": policy, "x": torch.rand(5, 4)})
+    (hazard,) = [h for h in trace.hazards if h.kind == "training-mode"]
+    assert "normalized by its own statistics" in hazard.message and "dropout" not in hazard.message
+    assert "from run to run" not in hazard.message and ".eval()" in hazard.fix
 
 
 class _ReadsTrainingAsMe(torch.nn.Module):

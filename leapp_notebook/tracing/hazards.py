@@ -323,8 +323,8 @@ CAUSES: dict[str, Cause] = {
                                       "x[cond], torch.where for tensors), or pad the selection to a fixed length"),
     # torch-side
     "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
-                      "{verb} differently in training (random dropout masks, batch statistics): the graph differs "
-                      "from the deployed model and from run to run."),
+                      "{verb} differently in training ({how}): the graph differs from the deployed model, which runs "
+                      "in eval mode."),
     "random": Cause("nondeterministic", "{call} draws random values inside node '{node}': the graph cannot match "
                     "the eager cell on any run, and the exported node is not deterministic."),
     # found inside a module's own forward, which the graph holds whole (one call_module node, run as it is)

@@ -881,24 +881,31 @@ def _conversion(name: str) -> Callable[..., Any]:
 # ------------------------------------------------------------------------------------------
 
 _MODE_DEPENDENT = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase, torch.nn.RReLU)
+_TRAINING_EFFECTS = {
+    torch.nn.modules.dropout._DropoutNd: "random dropout masks: the output differs from run to run",
+    torch.nn.modules.batchnorm._NormBase: "each batch normalized by its own statistics, the running statistics "
+                                          "updated on every call: the output depends on the rest of the batch",
+    torch.nn.RReLU: "random negative slopes: the output differs from run to run"}
 
 
-def _mode_dependent(module: torch.nn.Module) -> list[str]:
-    """Submodules (by name) that behave differently while ``training`` is true."""
-    found = []
+def _mode_dependent(module: torch.nn.Module) -> tuple[list[str], str]:
+    """Submodules (by name) that behave differently while ``training`` is true, and what they do differently."""
+    found, effects = [], []
     for sub_name, sub in module.named_modules():
         if not sub.training:
             continue
         label = f"{sub_name} ({type(sub).__name__})" if sub_name else type(sub).__name__
         if isinstance(sub, _MODE_DEPENDENT):
             found.append(label)
+            effects.append(_TRAINING_EFFECTS[next(kind for kind in _MODE_DEPENDENT if isinstance(sub, kind))])
         elif isinstance(sub, torch.jit.ScriptModule):
             continue  # TorchScript: no Python forward to read (its class's forward raises when looked up)
         elif type(sub).forward is not torch.nn.Module.forward and type(sub).__module__.split(".")[0] != "torch":
             code = getattr(type(sub).forward, "__code__", None)
             if code is not None and _reads_training(code):
                 found.append(label)
-    return found
+                effects.append("a forward that reads self.training")
+    return found, "; ".join(dict.fromkeys(effects))
 
 
 def _reads_training(code: Any) -> bool:
@@ -952,15 +959,15 @@ def _record_module_call(sess: Any, builder: Any, original: Any, module: torch.nn
     # what a module call's facts say, once per module and training mode (a policy is called at every step)
     known = builder.module_facts.get((id(module), module.training))
     if known is None or known[0] is not module:
-        dependent = _mode_dependent(module)
+        dependent, how = _mode_dependent(module)
         facts_ = ModuleFacts(target, type(module).__name__, sum(p.numel() for p in module.parameters()),
                              bool(dependent))
-        known = builder.module_facts[(id(module), module.training)] = (module, facts_, dependent)
-    _, module_facts, dependent = known
+        known = builder.module_facts[(id(module), module.training)] = (module, facts_, dependent, how)
+    _, module_facts, dependent, how = known
     update(node, torch=type(module).__name__, module=module_facts)
     if dependent:
         builder.report("training", line, [node.name], name=name, location=location, type=type(module).__name__,
-                       dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave")
+                       dependent=", ".join(dependent), verb="behaves" if len(dependent) == 1 else "behave", how=how)
     for cause, call, where, text in found:
         if dependent and cause == "module-random" and call.rpartition(".")[2] in _DROPOUTS:
             continue  # a dropout of a module in training mode: the training-mode hazard says it
