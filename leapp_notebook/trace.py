@@ -118,6 +118,9 @@ def _creation(name: str) -> Callable[..., Any]:
         sess = _session.active()
         if sess is None or sess.suspended:
             return original(*args, **kwargs)
+        shape = args[0] if args else kwargs.get("shape", kwargs.get("N"))
+        if type(shape) is _session.SelectionShape:  # np.zeros(v.shape) of a selection by the data: its length read
+            _session.size_read(shape.value, f"np.{name}({tuple.__repr__(shape)})", None, 3)
         return sess.watch(original(*args, **kwargs))
 
     watched.__wrapped__ = original  # type: ignore[attr-defined]

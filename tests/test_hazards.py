@@ -1047,6 +1047,7 @@ def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, li
     ("n_out = x[x > 2].shape[0]\ny = x * (1.0 - 0.1 * n_out)", 1, ".shape[0] = "),
     ("n_out = np.nonzero(x > 2)[0].size\ny = x * (1.0 - 0.1 * n_out)", 1, ".size = "),
     ("y = x * len(np.unique(x))", 1, "len() = "),                                   # baked (no lookup has it)
+    ("v = x[x < 2.0]\ny = np.zeros(v.shape) + v.sum()", 2, "np.zeros((8,))"),       # the shape given to NumPy whole
     ("s = np.zeros(4, np.float32)\nfor r in x.reshape(-1, 4)[x.reshape(-1, 4)[:, 0] < 2.0]:\n    s = s + r\ny = s", 2,
      "a loop over it (2 passes)"),                                                   # unrolled to the traced rows
     ("t = torch.from_numpy(x)\nn = t[t > 2.0].numel()\ny = (t * (1 - 0.1 * n)).numpy()", 2, ".numel() = "),

@@ -1388,7 +1388,7 @@ def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | Non
     return None
 
 
-class _SelectionShape(tuple):
+class SelectionShape(tuple):
     """A selection's shape as the cell reads it (``v.shape`` of ``v = x[x > 2]``): reading the length of its selected
     axis (``v.shape[0]``, ``n, d = v.shape``) is a ``selection-size`` read; the other axes are static."""
 
@@ -1407,7 +1407,7 @@ class _SelectionShape(tuple):
 
 
 def selection_shape(value: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """``value.shape`` for the cell: a ``_SelectionShape`` when ``value`` is a selection by the data (read in user
+    """``value.shape`` for the cell: a ``SelectionShape`` when ``value`` is a selection by the data (read in user
     code), else the shape itself."""
     prov = value._lp
     if prov.builder is None or prov._node is None or prov.lost is not None or not shape \
@@ -1416,7 +1416,7 @@ def selection_shape(value: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     found = _selection(prov.node, [24])
     if found is None or found[1] is None or found[1] >= len(shape):
         return shape
-    held = _SelectionShape(shape)
+    held = SelectionShape(shape)
     held.value, held.axis = value, found[1]
     return held
 
