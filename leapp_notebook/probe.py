@@ -1384,8 +1384,9 @@ def _kept_state(trace: Any, nodes: list[Node]) -> str | None:
                 continue
             if before_array.shape != now_array.shape or not np.array_equal(before_array, now_array, equal_nan=True):
                 return (f"Re-run on the inputs it was traced with, the eager cell gives another '{name}' than it gave "
-                        "when traced: it keeps state between runs (a cache a helper fills, a counter, an attribute of "
-                        "an object) that the traced run changed, and the graph holds that run's computation")
+                        "when traced: it keeps state between runs (a cache a helper fills, a counter, a random "
+                        "generator, an attribute of an object) that the traced run changed, and the graph holds that "
+                        "run's computation")
     return None
 
 

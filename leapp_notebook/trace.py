@@ -113,6 +113,7 @@ _ORIGINAL: dict[str, Callable[..., Any]] = {}
 
 def _creation(name: str) -> Callable[..., Any]:
     original = getattr(np, name)
+    uninitialized = name == "empty"
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         sess = _session.active()
@@ -121,7 +122,13 @@ def _creation(name: str) -> Callable[..., Any]:
         shape = args[0] if args else kwargs.get("shape", kwargs.get("N"))
         if type(shape) is _session.SelectionShape:  # np.zeros(v.shape) of a selection by the data: its length read
             _session.size_read(shape.value, f"np.{name}({tuple.__repr__(shape)})", None, 3)
-        return sess.watch(original(*args, **kwargs))
+        watched = sess.watch(original(*args, **kwargs))
+        if uninitialized and type(watched) is TracedArray:
+            # np.empty's contents are whatever the memory held: no fingerprint to tell a hidden write by. (NumPy's
+            # random Generator fills its draws into np.empty from compiled code: ``rng.normal(size=...)`` was taken
+            # for an array written with traced data by code the tracer cannot see, a false error.)
+            watched._lp.fingerprint = None
+        return watched
 
     watched.__wrapped__ = original  # type: ignore[attr-defined]
     watched.__name__ = name

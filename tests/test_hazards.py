@@ -85,6 +85,24 @@ def test_compiled_code_writing_into_a_watched_array_is_caught():
     assert not agrees_on_fresh_input(t, FRESH1)
 
 
+def test_a_seeded_generator_draw_in_the_cell_is_a_constant_not_a_hidden_write():
+    """``np.random.default_rng(0).normal(size=...)`` fills its draw into np.empty from compiled code: the draw was taken
+    for an array written with traced data by code the tracer cannot see, an error on a correct graph. np.empty's
+    contents are unknown anyway: no fingerprint, a constant. Compiled code writing traced data into an np.empty buffer
+    is then left to the probe, which fails there (never silent)."""
+    for body in ("noise = np.random.default_rng(0).normal(size=x.shape)\ny = x + noise",
+                 "rng = np.random.default_rng(7)\ny = x * rng.uniform(0.9, 1.1, size=x.shape)"):
+        for profile in ("leapp", "full"):
+            t = trace(body, x=X2, profile=profile)
+            assert t.hazards == [], t.hazards
+            assert t.probe(8, seed=0).passed
+    pytest.importorskip("scipy")
+    source = ("import scipy.ndimage\nbuf = np.empty(4, np.float32)\n"
+              "scipy.ndimage.gaussian_filter1d(x, 1.0, output=buf)\ny = buf + x")
+    t = trace(source, x=X1, profile="full")
+    assert not t.probe(8, seed=0).passed and not t.ok
+
+
 def test_python_helper_on_traced_calls_traces_fine_as_the_seed_says():
     source = (
         "def standardize(arr):\n"
@@ -1090,3 +1108,13 @@ def test_static_sizes_and_the_fix_for_a_selection_size_are_clean(body):
     t = ln.trace_cell(body, {"np": np, "torch": torch}, inputs={"x": x}, outputs=["y"], profile="full")
     assert [h for h in t.hazards if h.kind == "value-extraction"] == [], t.hazards
     assert t.probe(8, seed=0).passed
+
+
+def test_np_stack_of_a_deque_of_traced_rows_is_recorded():
+    """``np.stack(d)`` of a ``collections.deque`` (a moving window) recursed until RecursionError inside the tracer:
+    the deque reached NumPy unchanged, holding traced rows. It is read as the list of its items."""
+    source = "d = collections.deque(maxlen=2)\nfor r in x:\n    d.append(r)\ny = np.mean(np.stack(d), axis=0)"
+    for profile in ("leapp", "full"):
+        t = ln.trace_cell(source, {"np": np, "collections": __import__("collections")}, inputs={"x": X2},
+                          outputs=["y"], profile=profile)
+        assert t.hazards == [] and agrees_on_fresh_input(t, FRESH2)

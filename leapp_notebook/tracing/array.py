@@ -16,6 +16,7 @@ import math
 import operator
 import sys
 from _thread import get_ident
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -510,6 +511,9 @@ class TracedArray(ndarray):
                 plain_list.append(value)
                 if parts is not None:
                     parts = _with_constant(parts, sess, value)
+            elif kind is deque:  # a deque of arrays (a moving window): NumPy reads it as the list of its items
+                return self.__array_function__(func, types, tuple(list(v) if type(v) is deque else v for v in args),
+                                               kwargs)
             else:
                 plain_list.append(plain(value))
                 simple = own = False
