@@ -31,6 +31,7 @@ from .tracing import session as _session
 from .tracing import stores as _stores
 from .tracing import tensor as _tensor
 from .tracing.array import TracedArray
+from .tracing.facts import facts
 from .tracing.provenance import builder_of, cell_lines, plain
 from .tracing.session import Session, close_matches
 from .tracing.types import CellError, Hazard, Node, TraceError
@@ -496,6 +497,9 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         if not sess.builders:
             raise TraceError("the cell declared no node: pass inputs=[...] and outputs=[...], or call "
                              "annotate.input_tensors(...) and annotate.output_tensors(...) in the cell")
+        guards = _stores.guarded(source)
+        if guards:
+            _report_guarded(sess, guards)
         cell_ran = True
     finally:
         mode.__exit__(None, None, None)
@@ -567,6 +571,31 @@ def _cell_line(exc: BaseException, filename: str) -> int | None:
         if frame.f_code.co_filename == filename:
             line = lineno
     return line
+
+
+def _report_guarded(sess: Session, guards: tuple[_stores.Guard, ...]) -> None:
+    """A ``try`` block around recorded ops whose handler catches an exception of the data (``except
+    FloatingPointError:`` under ``np.errstate(divide="raise")``, ``except IndexError:``, ``except LinAlgError:``): the
+    graph holds the path the traced inputs took, through the try body or the handler, never both (an
+    ``exception-branch`` error at the ``try``). In a function the cell defines, any op of the function counts (its ops
+    are recorded at the call's line)."""
+    for builder in sess.builders.values():
+        builder.graph.flush()
+        by_line: dict[int, list[str]] = {}
+        by_helper: dict[str, list[str]] = {}
+        for node in builder.graph.nodes:
+            if node.op in ("call_function", "call_method", "call_module"):
+                record = facts(node)
+                if record.line is not None:
+                    by_line.setdefault(record.line, []).append(node.name)
+                if record.helper:
+                    by_helper.setdefault(record.helper, []).append(node.name)
+        for guard in guards:
+            inside = by_helper.get(guard.function, []) if guard.function is not None else \
+                [name for line in guard.lines for name in by_line.get(line, ())]
+            if inside:
+                builder.report("exception-branch", guard.line, inside[:8], pending_reach=True, caught=guard.caught,
+                               handler=guard.handler, first=guard.lines.start, last=guard.lines.stop - 1)
 
 
 def _clean_namespace(namespace: dict[str, Any], filename: str, wrappers: dict[int, Any]) -> None:

@@ -1118,3 +1118,35 @@ def test_np_stack_of_a_deque_of_traced_rows_is_recorded():
         t = ln.trace_cell(source, {"np": np, "collections": __import__("collections")}, inputs={"x": X2},
                           outputs=["y"], profile=profile)
         assert t.hazards == [] and agrees_on_fresh_input(t, FRESH2)
+
+
+
+@pytest.mark.parametrize("body, line", [
+    ("s = x.sum(axis=1, keepdims=True)\ntry:\n    with np.errstate(divide='raise', invalid='raise'):\n"
+     "        y = x / s\nexcept FloatingPointError:\n    y = np.zeros_like(x)", 2),     # a zero row: the fallback
+    ("i = (x[:, 0] * 10).astype(np.int64)\ntry:\n    y = x[np.arange(3), i]\nexcept IndexError:\n"
+     "    y = x[:, 0]", 2),                                                                  # an index out of range
+    ("def safe(v):\n    try:\n        return np.sqrt(v)\n    except (ValueError, FloatingPointError):\n"
+     "        return v\nwith np.errstate(invalid='raise'):\n    y = safe(x)", 2),              # in a helper of the cell
+])
+def test_a_handler_of_an_exception_of_the_data_around_traced_code_is_a_branch(body, line):
+    """``try: with np.errstate(divide='raise'): y = x / s`` / ``except FloatingPointError: fallback``: the graph holds
+    the path the trace inputs took; an input that raises (a zero row) takes the handler in the cell, while the graph
+    gives NaN or inf, or raises (measured by a helper: no hazard, the probe passed, the graph gave inf where the cell
+    gave its fallback)."""
+    for profile in ("leapp", "full"):
+        t = trace(body, x=X2 + 1.0, profile=profile)
+        found = [h for h in t.hazards if h.kind == "data-dependent-branch"]
+        assert [(h.line, h.severity) for h in found] == [(line, "error")], t.hazards
+        assert "takes the handler at line" in found[0].message and "np.where" in found[0].fix
+        assert found[0].graph_nodes and not t.ok
+
+
+@pytest.mark.parametrize("body", [
+    "try:\n    import scipy\nexcept ImportError:\n    scipy = None\ny = x * 2",           # not an error of the data
+    "try:\n    k = float(np.float32(2.0))\nexcept ValueError:\n    k = 1.0\ny = x * k",     # no traced op inside
+    "try:\n    y = x / 2\nexcept FloatingPointError:\n    print('bad input')\n    raise",   # the handler raises again
+])
+def test_try_blocks_that_do_not_branch_on_the_data_are_clean(body):
+    t = trace(body, x=X2)
+    assert [h for h in t.hazards if h.kind == "data-dependent-branch"] == [], t.hazards

@@ -328,6 +328,15 @@ CAUSES: dict[str, Cause] = {
     "random": Cause("nondeterministic", "{call} draws random values inside node '{node}': the graph cannot match "
                     "the eager cell on any run, and the exported node is not deterministic."),
     # found inside a module's own forward, which the graph holds whole (one call_module node, run as it is)
+    "exception-branch": Cause("data-dependent-branch", "the cell catches {caught} around traced operations "
+                              "(lines {first}-{last}, the handler's included): an input that makes NumPy or torch "
+                              "raise there (a zero divisor under np.errstate(divide='raise'), an index out of range, "
+                              "a singular matrix) takes the handler at line {handler} in the cell, and one that does "
+                              "not takes the try body, while the graph holds only the path the trace inputs took: it "
+                              "raises there, or computes on with NaN or inf.",
+                              "compute both paths and select with np.where (y = np.where(s == 0, fallback, x / "
+                              "np.where(s == 0, 1, s))); clip an index instead of catching IndexError (np.clip(i, 0, "
+                              "n - 1)); keep try/except for errors that do not depend on the data"),
     "module-branch": Cause("data-dependent-branch", "{module}'s forward decides control flow on traced data "
                            "({where}: `{text}`): the graph holds the module whole and runs its branch, but the "
                            "exports that trace it (jit-trace, ONNX) keep only the branch taken on the trace inputs, "

@@ -24,7 +24,7 @@ import ast
 import builtins
 import re
 from _thread import get_ident
-from typing import Any
+from typing import Any, NamedTuple
 
 from numpy import flatiter, ndarray
 
@@ -229,3 +229,63 @@ def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset(
         elif type(node) is ast.AnnAssign and node.value is not None:
             node.value = _hooked(node.value, node.target, names)
     return compile(tree, filename, "exec")
+
+
+# Exceptions NumPy and torch raise on some values of the data (a zero divisor under np.errstate(divide="raise"), an
+# index out of range, a singular matrix, a warning turned into an error), and the handlers that catch them all
+_DATA_EXCEPTIONS = frozenset({"FloatingPointError", "ArithmeticError", "ZeroDivisionError", "OverflowError",
+                              "IndexError", "ValueError", "LinAlgError", "RuntimeWarning", "Warning", "RuntimeError",
+                              "Exception", "BaseException"})
+_GUARDED: dict[str, tuple["Guard", ...]] = {}
+
+
+class Guard(NamedTuple):
+    """A ``try`` block of a cell whose handler catches an exception of the data (``guarded``)."""
+
+    line: int  # the ``try`` statement's
+    lines: range  # the try body's and the handler's lines: a recorded op there ran under the guard
+    handler: int  # the handler's line
+    caught: str  # what it catches, as the cell spells it
+    function: str | None  # the function of the cell it is in (its ops are recorded at the call's line)
+
+
+def guarded(source: str) -> tuple[Guard, ...]:
+    """The ``try`` blocks of ``source`` (in the functions the cell defines too) whose handlers catch an exception that
+    depends on the data and do not raise again. Found once per source; a cell with no ``try`` is not parsed."""
+    found = _GUARDED.get(source)
+    if found is not None:
+        return found
+    result: list[Guard] = []
+    if "try" in source and "except" in source:
+        try:
+            tree: ast.AST | None = ast.parse(source)
+        except SyntaxError:
+            tree = None
+        if tree is not None:
+            _find_guards(tree, None, result)
+    if len(_GUARDED) >= 256:
+        _GUARDED.pop(next(iter(_GUARDED)))
+    found = _GUARDED[source] = tuple(result)
+    return found
+
+
+def _find_guards(tree: ast.AST, function: str | None, result: list[Guard]) -> None:
+    for node in ast.iter_child_nodes(tree):
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            _find_guards(node, node.name, result)
+            continue
+        if type(node) is ast.Try and node.body:
+            for handler in node.handlers:
+                if any(type(statement) is ast.Raise for statement in handler.body):
+                    continue  # (a handler that raises again takes no other path)
+                caught = [] if handler.type is None else \
+                    handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
+                names = ["except:"] if handler.type is None else \
+                    [ast.unparse(c) for c in caught if (c.attr if type(c) is ast.Attribute else getattr(c, "id", ""))
+                     in _DATA_EXCEPTIONS]
+                if names:
+                    end = max(h.end_lineno or h.lineno for h in node.handlers)
+                    result.append(Guard(node.lineno, range(node.body[0].lineno, end + 1), handler.lineno,
+                                        ", ".join(names), function))
+                    break
+        _find_guards(node, function, result)
