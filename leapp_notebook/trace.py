@@ -189,6 +189,9 @@ def _drawing(name: str) -> Callable[..., Any]:
         sess = _session.ACTIVE
         if sess is None or sess.suspended or sess.thread != threading.get_ident():
             return original(*args, **kwargs)
+        if name == "seed":  # the draws after it are the same on every run of the cell
+            sess.seeded.add("np.random.seed")
+            return original(*args, **kwargs)
         sess.suspended += 1  # NumPy's own np.empty for the draw is not a watched array of the cell's
         try:
             result = original(*args, **kwargs)
@@ -197,7 +200,11 @@ def _drawing(name: str) -> Callable[..., Any]:
         builder = sess.open_builder()
         if builder is not None:
             line, location, _ = sess.where()
-            builder.report("random", line, [], name=name, location=location, call=f"np.random.{name}")
+            if "np.random.seed" in sess.seeded:
+                builder.report("seeded-random", line, [], name=name, location=location, call=f"np.random.{name}",
+                               seed="np.random.seed", severity="warning")
+            else:
+                builder.report("random", line, [], name=name, location=location, call=f"np.random.{name}")
         return result
 
     drawn.__wrapped__ = original  # type: ignore[attr-defined]
@@ -243,8 +250,8 @@ def _taking(name: str) -> Callable[..., Any]:
 
 
 # NumPy's legacy random functions (np.random.normal, ...): what a cell draws noise or a dropout mask with
-_DRAWS = ("beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma", "geometric",
-          "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
+_DRAWS = ("seed", "beta", "binomial", "bytes", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma",
+          "geometric", "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
           "multivariate_normal", "negative_binomial", "noncentral_chisquare", "noncentral_f", "normal", "pareto",
           "permutation", "poisson", "power", "rand", "randint", "randn", "random", "random_integers",
           "random_sample", "ranf", "rayleigh", "sample", "shuffle", "standard_cauchy", "standard_exponential",

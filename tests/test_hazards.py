@@ -1150,3 +1150,22 @@ def test_a_handler_of_an_exception_of_the_data_around_traced_code_is_a_branch(bo
 def test_try_blocks_that_do_not_branch_on_the_data_are_clean(body):
     t = trace(body, x=X2)
     assert [h for h in t.hazards if h.kind == "data-dependent-branch"] == [], t.hazards
+
+
+
+@pytest.mark.parametrize("body, kind", [
+    ("np.random.seed(0)\ny = x + 0.01 * np.random.randn(*x.shape).astype(np.float32)", "warning"),
+    ("torch.manual_seed(0)\ny = (torch.from_numpy(x) + torch.randn(3, 4)).numpy()", "warning"),
+    ("y = x + 0.01 * np.random.randn(*x.shape).astype(np.float32)", "error"),           # not seeded: fresh noise
+    ("torch.manual_seed(0)\nt = torch.from_numpy(x)\ny = (t + torch.randn_like(t)).numpy()", "error"),  # recorded
+])
+def test_a_draw_after_the_cell_seeds_its_generator_is_a_fixed_constant(body, kind):
+    """``np.random.seed(0); noise = np.random.randn(...)``: the draw is the same on every run, the graph holds it as a
+    constant and agrees with the eager cell; it was a nondeterministic error saying the graph cannot match the cell on
+    any run (a false error). It is a warning that the export adds fixed values. A recorded draw (randn_like of traced
+    data) draws again in the graph, unseeded: still an error."""
+    t = ln.trace_cell(body, {"np": np, "torch": torch}, inputs={"x": X2}, outputs=["y"])
+    found = [h for h in t.hazards if h.kind == "nondeterministic"]
+    assert [h.severity for h in found] == [kind], t.hazards
+    if kind == "warning":
+        assert "the same values on every run" in found[0].message and t.probe(8, seed=0).passed

@@ -325,6 +325,12 @@ CAUSES: dict[str, Cause] = {
     "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
                       "{verb} differently in training ({how}): the graph differs from the deployed model, which runs "
                       "in eval mode."),
+    "seeded-random": Cause("nondeterministic", "{call} draws from a generator the cell seeds first ({seed}): the same "
+                           "values on every run, which the graph holds as a constant. The graph and the eager cell "
+                           "agree; the exported node adds those fixed values, not fresh noise.",
+                           "if the values are meant to change between runs, draw them outside the node and pass them "
+                           "in (annotate.input_tensors); if they are meant to be fixed, compute them once, outside the "
+                           "node, and use them as a constant"),
     "random": Cause("nondeterministic", "{call} draws random values inside node '{node}': the graph cannot match "
                     "the eager cell on any run, and the exported node is not deterministic."),
     # found inside a module's own forward, which the graph holds whole (one call_module node, run as it is)

@@ -171,6 +171,9 @@ class Session:
         # reference to the array). A view taken before a write into its base by another name (``v = z[:, :2]; z[1] +=
         # 1``) takes its elements again from it (``_reindexed``) while it is current. Empty unless the cell writes.
         self.last_written: dict[int, tuple[int, weakref.ref]] = {}
+        # the global generators the cell seeded so far (np.random.seed, torch.manual_seed): a draw from one after that
+        # is the same on every run (``seeded-random``)
+        self.seeded: set[str] = set()
         provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``

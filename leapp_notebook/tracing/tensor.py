@@ -332,7 +332,13 @@ def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwarg
     if (name in _RANDOM or (name in _DROPOUTS and _dropout_active(func, args, kwargs))) and sess.open_builder():
         builder = sess.open_builder()
         line, location, _ = sess.where()
-        builder.report("random", line, [], name=name, location=location, call=display(func))
+        generator = kwargs.get("generator")
+        if "torch.manual_seed" in sess.seeded and (generator is None or generator is torch.default_generator):
+            # a draw from the seeded global generator, on no traced data: baked, the same on every run
+            builder.report("seeded-random", line, [], name=name, location=location, call=display(func),
+                           seed="torch.manual_seed", severity="warning")
+        else:
+            builder.report("random", line, [], name=name, location=location, call=display(func))
     return result
 
 
@@ -1150,12 +1156,23 @@ def _watched_call(sess: Any, original: Any, module: torch.nn.Module, args: tuple
 _CONVERTED = ("as_tensor", "tensor", "asarray")
 
 
+def _manual_seed(seed: Any) -> Any:
+    """``torch.manual_seed`` during a trace: the draws from the global generator after it are the same on every run
+    of the cell (``seeded-random``, where a draw would be ``random``)."""
+    sess = _session.active()
+    if sess is not None and not sess.suspended:
+        sess.seeded.add("torch.manual_seed")
+    return _ORIGINAL["manual_seed"](seed)
+
+
 def install() -> None:
     """Patch what a mode cannot see: ``torch.from_numpy`` and the array conversions. ``nn.Module._call_impl``
     is patched by :func:`watch_modules` when the first traced tensor appears (a module can only be called on
     traced data after that)."""
     _ORIGINAL["from_numpy"] = torch.from_numpy
     torch.from_numpy = _from_numpy
+    _ORIGINAL["manual_seed"] = torch.manual_seed
+    torch.manual_seed = _manual_seed
     for name in _CONVERTED:
         _ORIGINAL[name] = getattr(torch, name)
         setattr(torch, name, _conversion(name))
@@ -1179,11 +1196,11 @@ def watch_modules() -> None:
 def uninstall() -> dict[int, Any]:
     """Undo :func:`install` (leaving alone anything the cell patched itself); {id(wrapper): original}."""
     restored: dict[int, Any] = {}
-    for name in ("from_numpy", *_CONVERTED):
+    for name in ("from_numpy", "manual_seed", *_CONVERTED):
         if name in _ORIGINAL:
             original = _ORIGINAL.pop(name)
             wrapper = getattr(torch, name)
-            if wrapper is _from_numpy or getattr(wrapper, "__wrapped__", None) is original:
+            if wrapper is _from_numpy or wrapper is _manual_seed or getattr(wrapper, "__wrapped__", None) is original:
                 setattr(torch, name, original)
                 restored[id(wrapper)] = original
     if "Module._call_impl" in _ORIGINAL:
