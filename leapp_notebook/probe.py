@@ -854,7 +854,7 @@ def _probe(trace: Any, n: int, seed: int | None, ranges: Mapping[str, Any] | Non
                     varied_node, varied, _ = samplers[index]
                     inputs.draw(index, rng)
                 try:
-                    eager = trace.run_eager(inputs.arrays, given, quiet=True)
+                    eager = _eager_run(trace, inputs.arrays, given, state)
                 except CellError as exc:
                     raise CellError(f"probe {j} (seed {seed}): the cell raised on fresh inputs: {exc}. "
                                     "Narrow the inputs with ranges={name: (low, high)}", exc.line,
@@ -974,6 +974,7 @@ class _State:
         self.batches: dict[str, _Batch] = {}
         self.inference = torch.inference_mode()  # entered around every graph run (one object, reused)
         self.inference_mode = True  # False once a graph refused inference tensors: no_grad from then on
+        self.eager_grad = False  # True once the eager cell needed grad mode (autograd in the cell)
 
     def flush(self, key: str | None = None) -> None:
         """Compare and fold the waiting probes of output ``key`` (every output's when None), in probe order."""
@@ -1366,6 +1367,22 @@ def _standing(node: Node) -> dict[tuple[str, int | None], Hazard]:
 
 def _shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _eager_run(trace: Any, arrays: Any, given: Any, state: Any) -> dict[str, dict[str, Any]]:
+    """The eager cell on ``arrays``, as the probe runs it: under ``torch.no_grad`` (the probe's own work needs no
+    autograd), unless the cell needs it (``torch.autograd.grad`` of a tensor it made ``requires_grad_``: it raised
+    under no_grad, where the user's kernel runs it with grad), then with grad from that run on."""
+    if state.eager_grad:
+        with torch.enable_grad():
+            return trace.run_eager(arrays, given, quiet=True)
+    try:
+        return trace.run_eager(arrays, given, quiet=True)
+    except CellError:
+        with torch.enable_grad():
+            result = trace.run_eager(arrays, given, quiet=True)  # (raises again for a cell that fails either way)
+        state.eager_grad = True
+        return result
 
 
 def _kept_state(trace: Any, nodes: list[Node]) -> str | None:

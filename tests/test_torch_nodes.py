@@ -1060,3 +1060,20 @@ def test_a_scripted_module_is_recorded_whole():
     assert trace.hazards == []
     fresh = torch.rand(2, 3)
     torch.testing.assert_close(trace.nodes["n"](fresh)[0], fresh * 2 + 1)
+
+
+def test_a_gradient_taken_inside_a_node_is_an_error_and_the_probe_runs_the_cell_with_grad():
+    """``torch.autograd.grad`` of a tensor the cell made ``requires_grad_``: the graph records neither and raises on
+    every input, with no hazard; the probe ran the eager cell under no_grad, where it raised too, and blamed the
+    fresh inputs ("narrow the inputs with ranges="). The gradient is an error at its line; the probe runs an eager
+    cell that needs grad with grad, and reports the graph's failure."""
+    cell = ("t = torch.from_numpy(x).clone().requires_grad_(True)\nout = (t ** 3).sum()\n"
+            "g, = torch.autograd.grad(out, t)\ny = g.detach().numpy()")
+    x = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+    trace = ln.trace_cell(cell, {"np": np, "torch": torch}, inputs={"x": x}, outputs=["y"])
+    (hazard,) = trace.hazards
+    assert (hazard.kind, hazard.severity, hazard.line) == ("untraced-call", "error", 3)
+    assert "takes a gradient inside the node" in hazard.message and "3 * x ** 2" in hazard.fix
+    report = trace.probe(8, seed=0)  # it raised CellError before
+    assert not report.passed and "the graph raises" in str(report)
+    np.testing.assert_allclose(trace.run_eager({"node": {"x": x}})["node"]["y"], 3 * x ** 2)

@@ -325,6 +325,13 @@ CAUSES: dict[str, Cause] = {
     "training": Cause("training-mode", "{name} ({type}) is called in training mode, and {dependent} "
                       "{verb} differently in training ({how}): the graph differs from the deployed model, which runs "
                       "in eval mode."),
+    "autograd": Cause("untraced-call", "{call} takes a gradient inside the node: the graph records neither "
+                      "requires_grad_() nor the grad mode the cell runs in, and the probe and the exports run it "
+                      "without autograd, so the graph raises (\"element 0 of tensors does not require grad\") on "
+                      "every input.",
+                      "compute the derivative in the cell with traced operations (3 * x ** 2 for the gradient of "
+                      "(x ** 3).sum(); torch.func is not traced either), or take the gradient outside the node and "
+                      "pass it in (annotate.input_tensors)"),
     "seeded-random": Cause("nondeterministic", "{call} draws from a generator the cell seeds first ({seed}): the same "
                            "values on every run, which the graph holds as a constant. The graph and the eager cell "
                            "agree; the exported node adds those fixed values, not fresh noise.",

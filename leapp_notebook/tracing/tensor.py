@@ -52,6 +52,8 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement",
                                "__deepcopy__", "__sizeof__", "__dir__", "type", "is_shared", "is_pinned",
                                "has_names", "_is_view", "is_inference", "requires_grad_", "retain_grad",
                                "register_hook", "__setstate__", "__getstate__"})
+# Gradients taken inside a node: the graph records neither requires_grad_ (metadata) nor a grad mode
+_AUTOGRAD = frozenset({torch.autograd.grad, torch.Tensor.backward, torch.autograd.backward})
 # The methods that read a tensor's length or number of elements (a count of the data, for a selection)
 _SIZE_READS = frozenset({"size", "numel", "nelement", "__len__"})
 # Values that leave the graph as Python values.
@@ -492,6 +494,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
                         location=location, helper=helper)
     if random:
         builder.report("random", line, [node.name], name=name, location=location, call=shown)
+    if func in _AUTOGRAD:  # a gradient taken inside the node (a Jacobian of the cell's own ops)
+        builder.report("autograd", line, [node.name], name=name, location=location, call=shown)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
     if in_place:
         prior = getattr(target, "_lp", None)  # the view's value before the op, should its base be written too
