@@ -50,6 +50,18 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 _SET_SHAPE, _SET_DTYPE, _SET_STRIDES = ndarray.shape.__set__, ndarray.dtype.__set__, ndarray.strides.__set__
 _GET_STRIDES = ndarray.strides.__get__
 _GET_SIZE, _LEN = ndarray.size.__get__, ndarray.__len__
+# NumPy's functions whose result is as long as a count of the data (Session.selected, size_read)
+_SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in (
+    "nonzero", "flatnonzero", "argwhere", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all",
+    "extract", "compress", "intersect1d", "union1d", "setdiff1d", "setxor1d", "trim_zeros") if hasattr(np, name))
+
+
+def _selects(key: Any) -> bool:
+    """Whether an indexing key holds a traced boolean mask."""
+    for part in key if type(key) is tuple else (key,):
+        if type(part) is TracedArray and part.dtype == bool and part._lp is not None:
+            return True
+    return False
 _ARRAY_POW = ndarray.__pow__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
@@ -462,6 +474,8 @@ class TracedArray(ndarray):
         sess = _session.ACTIVE
         if sess is not None and sess.thread != get_ident():
             sess = None
+        if func in _SELECTING_FUNCTIONS and sess is not None:
+            sess.selected = True  # np.nonzero, np.unique, ...: a result as long as a count of the data
         # the arguments made plain, and the builder of the first traced one found on the way (builder_of's answer
         # when every argument before it is an array or a Python scalar); and the call's replay key, read on the way
         # as the ufunc hook reads its own (``parts``: None when an argument has no part; ``traced``: the traced
@@ -713,7 +727,12 @@ class TracedArray(ndarray):
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
         sess = _session.active()
-        plain_key = key if type(key) is tuple and indexing.basic_key(key) else plain(key)
+        if type(key) is tuple and indexing.basic_key(key):
+            plain_key = key
+        else:
+            plain_key = plain(key)
+            if sess is not None and not sess.selected and _selects(key):
+                sess.selected = True  # a traced mask: the result's length is a count of the data (size_read)
         if sess is None or sess.suspended:
             result = self.view(ndarray)[plain_key]
             return result if sess is not None else _session.elsewhere((self,), result, "indexing")

@@ -174,6 +174,9 @@ class Session:
         # the global generators the cell seeded so far (np.random.seed, torch.manual_seed): a draw from one after that
         # is the same on every run (``seeded-random``)
         self.seeded: set[str] = set()
+        # whether the cell made a selection by the data yet (a traced boolean mask as a key, np.nonzero, np.unique,
+        # torch.nonzero, ...): until it does, a read of a traced value's size is not looked into (``size_read``)
+        self.selected = False
         provenance.INFERENCE_COUNTS.clear()  # (by storage address: the last session's are not this one's)
         # Arrays and tensors that share memory across crossings (``torch.from_numpy(a)``, ``t.numpy()``): one
         # SharedMemory per block of memory, by the id of each array that owns part of it (``root``: ``t.numpy()``
@@ -1414,7 +1417,7 @@ def selection_shape(value: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     code), else the shape itself."""
     prov = value._lp
     if prov.builder is None or prov._node is None or prov.lost is not None or not shape \
-            or not provenance.read_by_user(3):
+            or not prov.builder.session.selected or not provenance.read_by_user(3):
         return shape
     found = _selection(prov.node, [24])
     if found is None or found[1] is None or found[1] >= len(shape):
@@ -1430,8 +1433,10 @@ def size_read(value: Any, what: str, axis: int | None = None, depth: int = 3) ->
     is a count of the data (``_selection``), it is fixed at its trace-time value in the graph: ``selection-size``.
     ``depth``: the frame of the code that read it, counted from :func:`provenance.read_by_user`'s."""
     sess = active()
+    if sess is None or not sess.selected:
+        return
     prov = getattr(value, "_lp", None)
-    if sess is None or sess.suspended or prov is None or prov.builder is None or prov.builder.session is not sess \
+    if sess.suspended or prov is None or prov.builder is None or prov.builder.session is not sess \
             or prov._node is None or prov.lost is not None or not provenance.read_by_user(depth):
         return
     found = _selection(prov.node, [24])

@@ -52,6 +52,24 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement",
                                "__deepcopy__", "__sizeof__", "__dir__", "type", "is_shared", "is_pinned",
                                "has_names", "_is_view", "is_inference", "requires_grad_", "retain_grad",
                                "register_hook", "__setstate__", "__getstate__"})
+# torch's calls whose result can be as long as a count of the data (Session.selected, size_read)
+_SELECTING = frozenset({Tensor.__getitem__, torch.nonzero, Tensor.nonzero, torch.argwhere, Tensor.argwhere,
+                        torch.masked_select, Tensor.masked_select, torch.unique, Tensor.unique,
+                        torch.unique_consecutive, Tensor.unique_consecutive, torch.where})
+
+
+def _selecting(func: Any, args: tuple[Any, ...]) -> bool:
+    """Whether the call (one of ``_SELECTING``) selects by the data: an index with a boolean tensor or array, a
+    one-argument ``torch.where``, the others always."""
+    if func is Tensor.__getitem__:
+        key = args[1] if len(args) > 1 else None
+        return any(getattr(part, "dtype", None) in (torch.bool, np.bool_) for part in
+                   (key if type(key) is tuple else (key,)))
+    if func is torch.where:
+        return len(args) == 1
+    return True
+
+
 # Gradients taken inside a node: the graph records neither requires_grad_ (metadata) nor a grad mode
 _AUTOGRAD = frozenset({torch.autograd.grad, torch.Tensor.backward, torch.autograd.backward})
 # The methods that read a tensor's length or number of elements (a count of the data, for a selection)
@@ -130,6 +148,8 @@ class TorchRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         sess = _session.ACTIVE
+        if func in _SELECTING and sess is not None and not sess.selected and _selecting(func, args):
+            sess.selected = True  # t[mask], torch.nonzero, ...: a result as long as a count of the data
         if sess is not None and not sess.suspended and sess.on_first_tensor is None and sess.thread == get_ident():
             # the common call (see _fast): recorded as a pending node, without the general path's dispatch
             try:
