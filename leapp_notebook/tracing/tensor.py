@@ -58,13 +58,22 @@ _SELECTING = frozenset({Tensor.__getitem__, torch.nonzero, Tensor.nonzero, torch
                         torch.unique_consecutive, Tensor.unique_consecutive, torch.where})
 
 
+_GETITEM, _WHERE = Tensor.__getitem__, torch.where
+_ARRAYS = (Tensor, ndarray)
+_BOOLS = (torch.bool, np.dtype(bool))
+
+
 def _selecting(func: Any, args: tuple[Any, ...]) -> bool:
     """Whether the call (one of ``_SELECTING``) selects by the data: an index with a boolean tensor or array, a
     one-argument ``torch.where``, the others always."""
-    if func is Tensor.__getitem__:
+    if func is _GETITEM:  # (every torch index passes here: the common keys, slices and ints, cost a type check)
         key = args[1] if len(args) > 1 else None
-        return any(getattr(part, "dtype", None) in (torch.bool, np.bool_) for part in
-                   (key if type(key) is tuple else (key,)))
+        if type(key) is tuple:
+            for part in key:
+                if isinstance(part, _ARRAYS) and part.dtype in _BOOLS:
+                    return True
+            return False
+        return isinstance(key, _ARRAYS) and key.dtype in _BOOLS
     if func is torch.where:
         return len(args) == 1
     return True
@@ -148,8 +157,8 @@ class TorchRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         sess = _session.ACTIVE
-        if func in _SELECTING and sess is not None and not sess.selected and _selecting(func, args):
-            sess.selected = True  # t[mask], torch.nonzero, ...: a result as long as a count of the data
+        if (func is _GETITEM or func is _WHERE) and sess is not None and not sess.selected and _selecting(func, args):
+            sess.selected = True  # t[mask], torch.where(m): a result as long as a count of the data (fast path too)
         if sess is not None and not sess.suspended and sess.on_first_tensor is None and sess.thread == get_ident():
             # the common call (see _fast): recorded as a pending node, without the general path's dispatch
             try:
@@ -168,12 +177,15 @@ class TorchRecorder(TorchFunctionMode):
         sess = _session.active()
         if sess is None or sess.suspended:
             return func(*args, **kwargs)
+        if not sess.selected and func in _SELECTING and _selecting(func, args):
+            # t[mask], torch.nonzero, ...: a result as long as a count of the data (never on the fast path)
+            sess.selected = True
         name = _name(func)
         if name == "__get__":
             return _attribute(sess, func, args)
         if name in _METADATA_METHODS and (name != "type" or len(args) == 1 and not kwargs):
             result = func(*args, **kwargs)  # t.type() names the type; t.type(torch.float64) converts: recorded
-            if name in _SIZE_READS and args and getattr(args[0], "_lp", None) is not None:
+            if sess.selected and name in _SIZE_READS and args and getattr(args[0], "_lp", None) is not None:
                 # the cell reading a selection's length (t[m].numel(), len(t[m]), t[m].size(0))
                 dim = args[1] if len(args) > 1 else kwargs.get("dim")
                 _session.size_read(args[0], f".{name}({'' if dim is None else dim}) = {result}" if name != "__len__"
@@ -235,8 +247,9 @@ _MAX_PLANS = 4_096  # callables kept in _FAST (torch's own are a few hundred; th
 
 def _fast_plan(func: Any) -> Any:
     name = _name(func)
-    if name in _NOT_FAST or name in _METADATA_METHODS or name in _EXTRACTIONS or name in _UNRECORDABLE:
-        return False
+    if name in _NOT_FAST or name in _METADATA_METHODS or name in _EXTRACTIONS or name in _UNRECORDABLE \
+            or func in _SELECTING and func is not _GETITEM and func is not _WHERE:
+        return False  # (a call that always selects by the data sets Session.selected on the general path)
     plan = _plan(func, name)
     if plan.in_place or plan.random or plan.dropout or plan.target is torch_impl.on_copy \
             or leapp_defects.torch_defect_named(plan.shown):
@@ -380,7 +393,7 @@ def _attribute(sess: Any, func: Any, args: tuple[Any, ...]) -> Any:
     value = func(*args)
     tensor = args[0] if args else None
     prov = getattr(tensor, "_lp", None)
-    if attr == "shape" and prov is not None:  # the cell reading a selection's length (t[m].shape[0])
+    if attr == "shape" and prov is not None and sess.selected:  # the cell reading a selection's length
         _session.size_read(tensor, f".shape = {tuple(value)}", None, 4)
     if attr in _METADATA_ATTRS or prov is None or prov.builder is None or not isinstance(value, Tensor):
         return value
