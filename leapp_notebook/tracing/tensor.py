@@ -959,14 +959,24 @@ def _reads_training(code: Any) -> bool:
                                               if isinstance(const, type(code)))
 
 
-def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-    original = _ORIGINAL["Module._call_impl"]
+def _traced_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any] | None:
+    """(the session, the builder of the first traced argument) for a call on data traced in the running session,
+    else None (the call runs as it is)."""
     sess = _session.active()
     if sess is None or sess.suspended:
-        return original(module, *args, **kwargs)
+        return None
     builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
     if builder is None or builder.session is not sess:
+        return None
+    return sess, builder
+
+
+def _module_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+    original = _ORIGINAL["Module._call_impl"]
+    traced = _traced_call(args, kwargs)
+    if traced is None:
         return original(module, *args, **kwargs)
+    sess, builder = traced
     if builder.closed:
         builder = sess.reopen(builder)
         if builder.closed:
@@ -1077,12 +1087,10 @@ def _script_function_call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """``ScriptFunction.__call__`` during a trace: a call on traced data is recorded as a call of the function's
     module (``_ScriptCall``), with the ``script-function`` finding (LEAPP 0.7.2 sees none of its ops)."""
     original = _ORIGINAL["ScriptFunction.__call__"]
-    sess = _session.active()
-    if sess is None or sess.suspended:
+    traced = _traced_call(args, kwargs)
+    if traced is None:
         return original(function, *args, **kwargs)
-    builder = builder_of(args) or (builder_of(kwargs.values()) if kwargs else None)
-    if builder is None or builder.session is not sess:
-        return original(function, *args, **kwargs)
+    sess, builder = traced
     held = _SCRIPT_CALLS.get(id(function))
     if held is None or held.function is not function:
         if len(_SCRIPT_CALLS) >= 256:
