@@ -1033,6 +1033,9 @@ class _Gains:
     ("y = KP.take(np.argmax(x), axis=0) * x", 1),                       # the method of the table
     ("b = np.floor(np.abs(x) * 2).astype(np.int64)\ny = KP[:, 0].take(b, mode='wrap') * x", 2),  # of a row, wrapped
     ("b = np.floor(np.abs(x) * 2).astype(np.int64)\ny = np.take(KP, b, mode='clip') * x", 2),  # flattened, clipped
+    ("T = KP\ny = T[np.argmax(x)] * x", 2),                              # an alias the cell binds
+    ("y = GAINS['kp'][np.argmax(x)] * x", 1),                           # an item of a dict of the namespace
+    ("y = KP.copy()[np.argmax(x)] * x", 1),                             # a method's result on the table
 ])
 def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, line):
     """KP[i] with KP a plain array of the namespace runs in C: the looked-up values were a genuine constant, with no
@@ -1044,7 +1047,8 @@ def test_a_plain_table_indexed_with_traced_data_is_recorded_or_reported(body, li
     cfg.KP = kp
     fresh = np.array([1.5, 2.5, 0.9, -1.1], np.float32)
     for profile, severity in (("full", "warning"), ("leapp", "error")):
-        namespace = {"np": np, "x": np.array([0.4, 0.3, 0.5, 0.2], np.float32), "KP": kp, "cfg": cfg}
+        namespace = {"np": np, "x": np.array([0.4, 0.3, 0.5, 0.2], np.float32), "KP": kp, "cfg": cfg,
+                     "GAINS": {"kp": kp}}
         t = ln.trace_cell(body, namespace, inputs=["x"], outputs=["y"], profile=profile)
         hazard = only(t, "untraced-call")
         assert (hazard.severity, hazard.line) == (severity, line), t.hazards

@@ -99,6 +99,11 @@ builtins.__dict__.setdefault(FROM, from_)
 # the names a cell may index: a name or dotted name right before "[" or ".take(" (the trace keeps those bound to a
 # plain ndarray)
 SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*(?:\[|\.\s*take\s*\()")
+# ... or indexed through a method's result (``KP.copy()[i]``, ``KP.astype(np.float32)[i]``), or bound to another name
+# in the cell (``T = KP``, then ``T[i]``: compile_cell follows the alias)
+_DOTTED = r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*"
+REACHED = re.compile(rf"({_DOTTED})(?:\s*\.\s*[A-Za-z_][A-Za-z_0-9]*\s*\([^()]*\))+\s*\["
+                     rf"|^[ \t]*[A-Za-z_][A-Za-z_0-9]*\s*=\s*({_DOTTED})[ \t]*$", re.MULTILINE)
 
 
 def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
@@ -108,7 +113,8 @@ def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
     if names is None:
         if len(_SUBSCRIPTED_NAMES) >= 256:
             _SUBSCRIPTED_NAMES.pop(next(iter(_SUBSCRIPTED_NAMES)))
-        names = _SUBSCRIPTED_NAMES[source] = tuple(set(SUBSCRIPTED.findall(source)))  # once per source
+        reached = {name for pair in REACHED.findall(source) for name in pair if name}
+        names = _SUBSCRIPTED_NAMES[source] = tuple(set(SUBSCRIPTED.findall(source)) | reached)  # once per source
     found = set()
     for name in names:
         parts = name.split(".")
@@ -117,9 +123,27 @@ def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
             if value is _MISSING or isinstance(value, ndarray):
                 break
             value = _static_attribute(value, attribute)
-        if type(value) is ndarray:
+        if type(value) is ndarray or _holds_table(value):
             found.add(name)
     return frozenset(found)
+
+
+def _holds_table(value: Any) -> bool:
+    """Whether ``value`` is a dict, list or tuple with a plain ndarray among its first 64 items (``GAINS["kp"][i]``:
+    the container is hooked, and its item indexed through the hook)."""
+    kind = type(value)
+    if kind is dict:
+        items = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    for count, item in enumerate(items):
+        if type(item) is ndarray:
+            return True
+        if count >= 63:
+            break
+    return False
 
 
 _MISSING = object()
@@ -150,13 +174,34 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _indexed_root(node: ast.expr, tables: frozenset[str]) -> bool:
-    """Whether ``node`` is a table, or an index into one (``KP[0]`` of ``KP[0][mask]``)."""
+    """Whether ``node`` is a table, or an index into one (``KP[0]`` of ``KP[0][mask]``), or a method's result on one
+    (``KP.copy()``, ``KP.astype(np.float32)``)."""
     while True:
         if _dotted(node) in tables:
             return True
-        if type(node) is not ast.Subscript:
+        kind = type(node)
+        if kind is ast.Subscript:
+            node = node.value
+        elif kind is ast.Call and type(node.func) is ast.Attribute:
+            node = node.func.value
+        else:
             return False
-        node = node.value
+
+
+def _aliases(tree: ast.AST, tables: frozenset[str]) -> frozenset[str]:
+    """``tables`` with the names the cell binds to one of them (``T = KP``; ``U = T``), at its top level or in its
+    functions: their subscripts are hooked too."""
+    found = set(tables)
+    assigns = [node for node in ast.walk(tree) if type(node) is ast.Assign and len(node.targets) == 1
+               and type(node.targets[0]) is ast.Name]
+    for _ in range(3):  # (an alias of an alias)
+        before = len(found)
+        for node in assigns:
+            if _dotted(node.value) in found:
+                found.add(node.targets[0].id)
+        if len(found) == before:
+            break
+    return frozenset(found)
 
 
 # a lone ``=`` (not ``==``, ``<=``, ``>=``, ``!=``, ``:=`` or an augmented assignment)
@@ -216,6 +261,8 @@ def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset(
     if not tables and not _may_assign_items(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
+    if tables:
+        tables = _aliases(tree, tables)
     names: list[str] = []
     for node in ast.walk(tree):
         if type(node) is ast.Subscript and type(node.ctx) is ast.Load and _indexed_root(node.value, tables):
