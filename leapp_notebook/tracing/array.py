@@ -51,9 +51,10 @@ _SET_SHAPE, _SET_DTYPE, _SET_STRIDES = ndarray.shape.__set__, ndarray.dtype.__se
 _GET_STRIDES = ndarray.strides.__get__
 _GET_SIZE, _LEN = ndarray.size.__get__, ndarray.__len__
 # NumPy's functions whose result is as long as a count of the data (Session.selected, size_read)
-_SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in (
-    "nonzero", "flatnonzero", "argwhere", "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all",
-    "extract", "compress", "intersect1d", "union1d", "setdiff1d", "setxor1d", "trim_zeros") if hasattr(np, name))
+_SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in _session.SELECTING_NUMPY if hasattr(np, name))
+_ARRAY_POW = ndarray.__pow__
+_ONE_OPERAND = object()  # the second operand of a ufunc call with one
+_NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
 
 def _selects(key: Any) -> bool:
@@ -62,9 +63,6 @@ def _selects(key: Any) -> bool:
         if type(part) is TracedArray and part.dtype == bool and part._lp is not None:
             return True
     return False
-_ARRAY_POW = ndarray.__pow__
-_ONE_OPERAND = object()  # the second operand of a ufunc call with one
-_NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
 
 
 _MISS = object()  # _replay_call: the call has no template to replay

@@ -115,6 +115,9 @@ _WHOLE_ARRAY = ("work on the whole array instead of its elements: np.sum(x, keep
 _BAKED = "its result is computed once, from the trace-time inputs, and baked into the graph as constant {const}."
 
 # Every message the engine, the probe and the LEAPP-defects check report, by cause.
+# a failing output the probe found, whatever explains it
+_PROBE_DIFFERS = "the probe found output '{output}' of node '{node}' differs from the eager cell on fresh inputs: " \
+                 "{what}."
 # the lookup of a plain table by a traced index, as LEAPP 0.7.2 records it (measured: benchmarks/leapp_cases.py)
 _TABLE_FIX = ("select with np.where on the index instead, which LEAPP 0.7.2 records (np.where(i == 0, T[0], "
               "np.where(i == 1, T[1], T[2])) for a table T of three rows)")
@@ -297,15 +300,12 @@ CAUSES: dict[str, Cause] = {
     "op-fails": Cause("semantic-mismatch", "the torch op recorded for {call} fails on the trace inputs: {error}"),
     "shape-differs": Cause("semantic-mismatch", "{call}: the graph computes shape {got} where the eager code gives "
                            "{want}"),
-    "probe-differs": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs from "
-                           "the eager cell on fresh inputs: {what}."),
-    "probe-differs-baked": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs "
-                                 "from the eager cell on fresh inputs: {what}.",
+    "probe-differs": Cause("semantic-mismatch", _PROBE_DIFFERS),
+    "probe-differs-baked": Cause("semantic-mismatch", _PROBE_DIFFERS,
                                  "the output depends on {consts}, which the trace holds fixed at its trace-time "
                                  "value (line {source_line}): compute it with traced operations there, or split "
                                  "the node at that line"),
-    "probe-stateful": Cause("semantic-mismatch", "the probe found output '{output}' of node '{node}' differs from "
-                            "the eager cell on fresh inputs: {what}.",
+    "probe-stateful": Cause("semantic-mismatch", _PROBE_DIFFERS,
                             "make the cell a function of its inputs: compute what a cache or a counter holds from "
                             "the inputs on every run, or make that state a node input and output "
                             "(annotate.input_tensors / annotate.output_tensors) that the deployment passes back"),

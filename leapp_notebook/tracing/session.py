@@ -1331,9 +1331,10 @@ def _memory_bytes(value: Any) -> tuple[ndarray, int] | None:
 # What makes a result as long as a count of the data: a mask's True elements, the nonzero entries, the distinct values
 _SELECTING = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "flatnonzero"})
 # ... and NumPy's, as a baked constant's origin names them (``np.unique at line 2``: a call neither lookup records)
-_SELECTING_NUMPY = tuple(f"np.{name} " for name in (
-    "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "flatnonzero", "nonzero", "argwhere",
-    "extract", "compress", "intersect1d", "union1d", "setdiff1d", "setxor1d", "trim_zeros"))
+# (array.py's _SELECTING_FUNCTIONS are NumPy's functions of these names: what sets Session.selected)
+SELECTING_NUMPY = ("unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "flatnonzero", "nonzero",
+                   "argwhere", "extract", "compress", "intersect1d", "union1d", "setdiff1d", "setxor1d", "trim_zeros")
+_SELECTING_ORIGINS = tuple(f"np.{name} " for name in SELECTING_NUMPY)
 
 
 def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | None:
@@ -1345,7 +1346,7 @@ def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | Non
         return None
     if node.op == "get_attr":  # baked from traced data by a selecting call (y = x * len(np.unique(x)))
         record = facts(node)
-        return (node, 0) if record.const == "baked" and (record.origin or "").startswith(_SELECTING_NUMPY) else None
+        return (node, 0) if record.const == "baked" and (record.origin or "").startswith(_SELECTING_ORIGINS) else None
     if node.op not in ("call_function", "call_method"):
         return None
     budget[0] -= 1

@@ -52,32 +52,30 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement",
                                "__deepcopy__", "__sizeof__", "__dir__", "type", "is_shared", "is_pinned",
                                "has_names", "_is_view", "is_inference", "requires_grad_", "retain_grad",
                                "register_hook", "__setstate__", "__getstate__"})
-# torch's calls whose result can be as long as a count of the data (Session.selected, size_read)
-_SELECTING = frozenset({Tensor.__getitem__, torch.nonzero, Tensor.nonzero, torch.argwhere, Tensor.argwhere,
-                        torch.masked_select, Tensor.masked_select, torch.unique, Tensor.unique,
-                        torch.unique_consecutive, Tensor.unique_consecutive, torch.where})
-
-
+# torch's calls whose result is as long as a count of the data (Session.selected, size_read): these always (off the
+# fast path, seen on the general one); an index and torch.where only for some arguments (``_selecting``, checked for
+# every call of them, fast path or not)
+_SELECTING = frozenset({torch.nonzero, Tensor.nonzero, torch.argwhere, Tensor.argwhere, torch.masked_select,
+                        Tensor.masked_select, torch.unique, Tensor.unique, torch.unique_consecutive,
+                        Tensor.unique_consecutive})
 _GETITEM, _WHERE = Tensor.__getitem__, torch.where
 _ARRAYS = (Tensor, ndarray)
 _BOOLS = (torch.bool, np.dtype(bool))
 
 
 def _selecting(func: Any, args: tuple[Any, ...]) -> bool:
-    """Whether the call (one of ``_SELECTING``) selects by the data: an index with a boolean tensor or array, a
-    one-argument ``torch.where``, the others always."""
-    if func is _GETITEM:  # (every torch index passes here: the common keys, slices and ints, cost a type check)
-        key = args[1] if len(args) > 1 else None
-        for part in key if type(key) is tuple else (key,):
-            kind = type(part)
-            if kind is slice or kind is int or part is None or part is Ellipsis:
-                continue  # (isinstance against torch.Tensor goes through its metaclass: ~0.2 us)
-            if isinstance(part, _ARRAYS) and part.dtype in _BOOLS:
-                return True
-        return False
-    if func is torch.where:
+    """Whether an index (``_GETITEM``) or ``torch.where`` selects by the data: a boolean tensor or array in the key,
+    one argument to ``torch.where``."""
+    if func is _WHERE:
         return len(args) == 1
-    return True
+    key = args[1] if len(args) > 1 else None  # (every torch index passes here: slices and ints cost a type check)
+    for part in key if type(key) is tuple else (key,):
+        kind = type(part)
+        if kind is slice or kind is int or part is None or part is Ellipsis:
+            continue  # (isinstance against torch.Tensor goes through its metaclass: ~0.2 us)
+        if isinstance(part, _ARRAYS) and part.dtype in _BOOLS:
+            return True
+    return False
 
 
 # Gradients taken inside a node: the graph records neither requires_grad_ (metadata) nor a grad mode
@@ -178,8 +176,7 @@ class TorchRecorder(TorchFunctionMode):
         sess = _session.active()
         if sess is None or sess.suspended:
             return func(*args, **kwargs)
-        if not sess.selected and func in _SELECTING and _selecting(func, args):
-            # t[mask], torch.nonzero, ...: a result as long as a count of the data (never on the fast path)
+        if not sess.selected and func in _SELECTING:  # torch.nonzero, ...: never on the fast path
             sess.selected = True
         name = _name(func)
         if name == "__get__":
@@ -249,7 +246,7 @@ _MAX_PLANS = 4_096  # callables kept in _FAST (torch's own are a few hundred; th
 def _fast_plan(func: Any) -> Any:
     name = _name(func)
     if name in _NOT_FAST or name in _METADATA_METHODS or name in _EXTRACTIONS or name in _UNRECORDABLE \
-            or func in _SELECTING and func is not _GETITEM and func is not _WHERE:
+            or func in _SELECTING:
         return False  # (a call that always selects by the data sets Session.selected on the general path)
     plan = _plan(func, name)
     if plan.in_place or plan.random or plan.dropout or plan.target is torch_impl.on_copy \
