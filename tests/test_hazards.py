@@ -297,6 +297,68 @@ def test_np_where_is_the_clean_rewrite():
     assert agrees_on_fresh_input(t, FRESH1)
 
 
+@pytest.mark.parametrize("body, line, outcome", [
+    ("assert np.isfinite(x).all(), 'bad reading'\ny = x * 2", 1, "raises"),
+    ("if np.isnan(x).any():\n    raise ValueError(f'NaN in {x.shape}')\ny = x * 2", 1, "raises"),
+    ("if not (x < 10).all():\n    msg = 'out of range'\n    raise ValueError(msg)\ny = x * 2", 1, "raises"),
+    ("def checked(v):\n    if (v > 10).any():\n        raise ValueError('too big')\n    return v\ny = checked(x) * 2",
+     2, "raises"),                                                                   # in a helper of the cell
+    ("if np.abs(x).max() > 0.5:\n    print('large reading', x.max())\n    logger.warning('large %s', x.shape)\n"
+     "y = x * 2", 1, "logs"),
+    ("if (x > 0.5).any():\n    warnings.warn('large reading')\ny = x * 2", 1, "logs"),
+    ("t = torch.from_numpy(x)\nif torch.isnan(t).any():\n    raise RuntimeError('NaN')\ny = (t * 2).numpy()", 2,
+     "raises"),
+])
+def test_a_branch_that_only_raises_or_logs_is_a_warning(body, line, outcome):
+    """``assert np.isfinite(x).all()``, ``if np.isnan(x).any(): raise ...``, ``if x.max() > 0.5: print(...)``: the graph
+    is the same whichever way the branch goes, for every input the cell accepts (LEAPP 0.7.2 measured: it logs an
+    error and exports the right graph, benchmarks/leapp_cases.py). It was an error that blocked the export of correct
+    cells; it is a warning that says what the export leaves out, and the LEAPP defects of values that reach no output
+    (np.max(x) with axis=None, a NumPy scalar comparison) are warnings too (LEAPP drops those nodes)."""
+    import logging
+    import warnings
+    namespace = {"np": np, "torch": torch, "logger": logging.getLogger("leapp_notebook.tests"), "warnings": warnings}
+    for profile in ("leapp", "full"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = ln.trace_cell(body, namespace, inputs={"x": X2}, outputs=["y"], profile=profile)
+        branch = only(t, "data-dependent-branch")
+        assert (branch.line, branch.severity) == (line, "warning"), t.hazards
+        assert f"decides only whether the code {outcome} here" in branch.message
+        assert "run it on the node's inputs" in branch.fix if outcome == "raises" else "log from the code" in branch.fix
+        assert t.ok and not [h for h in t.hazards if h.severity == "error"], t.hazards
+        assert agrees_on_fresh_input(t, FRESH2)
+    assert t.probe(8, seed=0).passed
+
+
+@pytest.mark.parametrize("body, line", [
+    ("if np.abs(x).max() > 0.5:\n    print('large reading')\n    x = x / 2\ny = x * 2", 1),   # it logs and scales
+    ("if (x > 0.5).any():\n    print('large')\nelse:\n    x = x + 1\ny = x * 2", 1),          # an else that computes
+    ("try:\n    assert np.isfinite(x).all()\n    y = x * 2\nexcept AssertionError:\n    y = x * 0", 2),  # caught
+    ("def checked(v):\n    if (v > 10).any():\n        raise KeyError('too big')\n    return v\ntry:\n"
+     "    y = checked(x) * 2\nexcept KeyError:\n    y = x", 2),                                   # caught by the caller
+    ("if (x > 0.5).any() and x.shape[0] > 1:\n    print('large')\ny = x * 2", 1),                 # and/or: not read
+    ("z = x * 1\nwhile (z > 0.5).any():\n    print('halving')\n    z = z / 2\ny = z", 2),       # a loop
+])
+def test_a_branch_that_raises_or_logs_and_does_more_is_still_an_error(body, line):
+    for profile in ("leapp", "full"):
+        t = trace(body, x=X2, profile=profile)
+        found = [h for h in t.hazards if h.kind == "data-dependent-branch"]
+        assert (line, "error") in [(h.line, h.severity) for h in found], t.hazards
+        assert not t.ok
+
+
+def test_a_leapp_defect_whose_value_reaches_an_output_stays_an_error():
+    """The other side of the warning above: x.max() (axis=None, which LEAPP 0.7.2 cannot compile) and a NumPy scalar
+    comparison that reach the output are errors in ``leapp``."""
+    t = trace("y = x * x.max()", x=X2)
+    assert [(h.kind, h.severity) for h in t.hazards] == [("semantic-mismatch", "error")], t.hazards
+    t = trace("y = x * x.max()\nif x.max() > 100:\n    print('large')", x=X2)
+    assert sorted((h.kind, h.line, h.severity) for h in t.hazards) == [
+        ("broken-chain", 2, "warning"), ("data-dependent-branch", 2, "warning"), ("semantic-mismatch", 1, "error"),
+        ("semantic-mismatch", 2, "warning")], t.hazards
+
+
 # ----------------------------------------------------------------------------- untraced-output
 
 def test_plain_array_output_is_untraced_output():

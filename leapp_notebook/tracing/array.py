@@ -856,7 +856,7 @@ def _extraction(method: str, kind: str, describe: str) -> Any:
 
     def extract(self: TracedArray, *args: Any) -> Any:
         value = plain_method(self.view(ndarray), *args)
-        _session.extracted(self, kind, describe.format(value=value))
+        _session.extracted(self, kind, describe.format(value=value), truth=value if method == "__bool__" else None)
         return value
 
     extract.__name__ = method

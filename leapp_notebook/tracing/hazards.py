@@ -281,6 +281,17 @@ CAUSES: dict[str, Cause] = {
                             "np.where / torch.where instead of branching"),
     "branch": Cause("data-dependent-branch", "the truth value of traced data decides control flow here ({what}): "
                     "the graph holds only the branch taken during tracing{note}"),
+    # a branch whose other path only raises, or whose body only logs: the graph is the same either way
+    "branch-check": Cause("data-dependent-branch", "the truth value of traced data decides only whether the code "
+                          "raises here ({what}): the graph keeps no such check, so the exported node returns values "
+                          "for inputs on which the cell raises instead{note}",
+                          "nothing to change for the inputs the check accepts; to keep the check in deployment, run "
+                          "it on the node's inputs where the node is called, or make the graph's result defined for "
+                          "the inputs it refuses (np.nan_to_num, np.clip)"),
+    "branch-log": Cause("data-dependent-branch", "the truth value of traced data decides only whether the code logs "
+                        "here ({what}): nothing the node returns depends on it, and the exported node never logs{note}",
+                        "nothing to change for the graph; to keep the message in deployment, log from the code that "
+                        "calls the node"),
     # a branch inside a library's own code that checks its arguments (LIBRARY_CHECKS): named, with its switch
     "library-check": Cause("data-dependent-branch", "{library} checks its arguments on traced data here ({what}): "
                            "the graph cannot hold the check, so a value it would refuse runs through the exported "

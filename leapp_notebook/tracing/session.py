@@ -26,8 +26,8 @@ import torch.fx
 from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modules' __getattr__ defeats the lookup cache
 from torch import Tensor, fx
 
+from . import branches, leapp_defects, ops, provenance, replay, torch_impl
 from . import hazards as hz
-from . import leapp_defects, ops, provenance, replay, torch_impl
 from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype
 from .facts import KEY, derive, facts, update
@@ -881,7 +881,7 @@ class Session:
             # where they were made; that hazard covers everything computed from them.
             if not all(facts(v._lp.node).const == "baked" for v in traced):
                 builder.report("scalar-result-baked", line, [node.name], name=name, location=location,
-                               type=type(result).__name__, const=node.name)
+                               type=type(result).__name__, const=node.name, pending_reach=True)
             return self.wrap(builder, result, node)
         key = replay.signature(self, builder, row, name, params, extra, result) if recorded else None
         template = replay.TEMPLATES.get(key) if key is not None else None
@@ -971,11 +971,11 @@ class Session:
         (in ``full``) that LEAPP does not record the call at all."""
         if scalar_result and isinstance(nodes, fx.Node):
             builder.report("scalar-result-kept", line, [nodes.name], name=name, location=location,
-                           type=type(result).__name__)
+                           type=type(result).__name__, pending_reach=True)
         if finding is not None:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, fx.Node) else [],
-                           name=name, location=location,
+                           name=name, location=location, pending_reach=True,
                            severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
                            what=finding.message)
         if self.profile == "full" and not row.leapp:
@@ -1457,8 +1457,9 @@ def size_read(value: Any, what: str, axis: int | None = None, depth: int = 3) ->
                    else chosen.numpy or found[0].name)
 
 
-def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> None:
-    """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch)."""
+def extracted(array: Any, kind: str, what: str, severity: str | None = None, truth: bool | None = None) -> None:
+    """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch; ``truth``: the truth
+    value a branch took, when the conversion is a truth test)."""
     sess = active()
     prov = getattr(array, "_lp", None)
     if sess is None or sess.suspended or prov is None or prov.builder is None or prov.builder.session is not sess:
@@ -1485,6 +1486,13 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None) -> 
                 builder.report("library-check", line, nodes, location=location, severity=severity, what=what,
                                note=note, library=check.library, fix=check.fix)
                 return
+    if truth is not None and severity is None:
+        # a branch that decides only whether the code raises or logs: the graph is the same either way
+        decided = branches.outcome(provenance.user_frame(2), truth)
+        if decided is not None:
+            builder.report("branch-check" if decided == branches.CHECK else "branch-log", line, nodes,
+                           location=location, severity="warning", what=what, note=note)
+            return
     builder.report(cause, line, nodes, location=location, severity=severity, what=what, note=note)
 
 

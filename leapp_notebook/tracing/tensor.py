@@ -473,7 +473,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     kind = _EXTRACTIONS.get(name)
     if kind is not None:
         value = func(*args, **kwargs)
-        _session.extracted(args[0], kind, f"{display(func)}() = {_short(value)}")
+        _session.extracted(args[0], kind, f"{display(func)}() = {_short(value)}",
+                           truth=value if name == "__bool__" else None)
         return value
     if name in ("numpy", "__array__"):
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
