@@ -308,6 +308,9 @@ def test_np_where_is_the_clean_rewrite():
     ("if (x > 0.5).any():\n    warnings.warn('large reading')\ny = x * 2", 1, "logs"),
     ("t = torch.from_numpy(x)\nif torch.isnan(t).any():\n    raise RuntimeError('NaN')\ny = (t * 2).numpy()", 2,
      "raises"),
+    ("q = x / np.sqrt(np.sum(x * x, axis=1, keepdims=True))\nassert np.allclose(np.sum(q * q, axis=1), 1.0)\ny = q * 2",
+     2, "raises"),                                                     # a call NumPy answers with a Python bool
+    ("t = torch.from_numpy(x)\nassert torch.allclose(t, t.clone())\ny = (t * 2).numpy()", 2, "raises"),
 ])
 def test_a_branch_that_only_raises_or_logs_is_a_warning(body, line, outcome):
     """``assert np.isfinite(x).all()``, ``if np.isnan(x).any(): raise ...``, ``if x.max() > 0.5: print(...)``: the graph
@@ -339,11 +342,12 @@ def test_a_branch_that_only_raises_or_logs_is_a_warning(body, line, outcome):
      "    y = checked(x) * 2\nexcept KeyError:\n    y = x", 2),                                   # caught by the caller
     ("if (x > 0.5).any() and x.shape[0] > 1:\n    print('large')\ny = x * 2", 1),                 # and/or: not read
     ("z = x * 1\nwhile (z > 0.5).any():\n    print('halving')\n    z = z / 2\ny = z", 2),       # a loop
+    ("if np.allclose(x, 0):\n    x = x + 1\ny = x * 2", 1),                                       # a Python bool
 ])
 def test_a_branch_that_raises_or_logs_and_does_more_is_still_an_error(body, line):
     for profile in ("leapp", "full"):
         t = trace(body, x=X2, profile=profile)
-        found = [h for h in t.hazards if h.kind == "data-dependent-branch"]
+        found = [h for h in t.hazards if h.kind in ("data-dependent-branch", "untraced-call")]
         assert (line, "error") in [(h.line, h.severity) for h in found], t.hazards
         assert not t.ok
 

@@ -65,8 +65,9 @@ def _read(code: Any) -> tuple[list[Any], dict[int, int], list[Any]]:
 
 
 def outcome(frame: Any, truth: bool) -> str | None:
-    """``CHECK`` when the truth value ``truth`` the frame's current instruction is taking decides only whether the
-    code raises, ``LOG`` when it decides only whether it logs, None for a real branch (or one this cannot read)."""
+    """``CHECK`` when the truth value ``truth`` the frame's current instruction is taking (a conditional jump, or a
+    call whose result a conditional jump tests next: ``assert np.allclose(...)``) decides only whether the code
+    raises, ``LOG`` when it decides only whether it logs, None for a real branch (or one this cannot read)."""
     code, at = frame.f_code, frame.f_lasti
     key = (code, at, truth)
     try:
@@ -86,6 +87,8 @@ def _outcome(code: Any, at: int, truth: bool) -> str | None:
     i = index.get(at)
     if i is None:
         return None
+    if instructions[i].opname in _CALLS and i + 1 < len(instructions):  # a call whose result the jump tests
+        i += 1
     if instructions[i].opname == "TO_BOOL" and i + 1 < len(instructions):  # 3.13: the conversion, then the jump
         i += 1
     jump = instructions[i]

@@ -1071,6 +1071,8 @@ class Session:
             builder.report("not-in-lookup-in-place", line, sources, name=name, location=location, why=why,
                            where=where)
             return result
+        if type(result) in _TRUTHS and _decided(builder, result, line, location, f"{name}(...) = {result}"):
+            return result  # np.allclose(...) in an assert: a check, not a value frozen in the graph
         builder.report("python-value", line, sources, name=name, location=location,
                        recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
                        value=_short(result))
@@ -1486,14 +1488,25 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None, tru
                 builder.report("library-check", line, nodes, location=location, severity=severity, what=what,
                                note=note, library=check.library, fix=check.fix)
                 return
-    if truth is not None and severity is None:
-        # a branch that decides only whether the code raises or logs: the graph is the same either way
-        decided = branches.outcome(provenance.user_frame(2), truth)
-        if decided is not None:
-            builder.report("branch-check" if decided == branches.CHECK else "branch-log", line, nodes,
-                           location=location, severity="warning", what=what, note=note)
-            return
+    if truth is not None and severity is None and _decided(builder, truth, line, location, what, nodes):
+        return  # a branch that decides only whether the code raises or logs: the graph is the same either way
     builder.report(cause, line, nodes, location=location, severity=severity, what=what, note=note)
+
+
+_TRUTHS = (bool, np.bool_)
+
+
+def _decided(builder: NodeBuilder, truth: Any, line: int | None, location: str | None, what: str,
+             nodes: list[str] | None = None) -> bool:
+    """Report a ``branch-check`` or ``branch-log`` warning when the truth value ``truth`` the user's code is testing
+    decides only whether it raises or logs (``branches.outcome``); whether it did."""
+    decided = branches.outcome(provenance.user_frame(3), bool(truth))
+    if decided is None:
+        return False
+    note = " (LEAPP logs an error for this)." if builder.session.profile == "leapp" else "."
+    builder.report("branch-check" if decided == branches.CHECK else "branch-log", line, nodes or [],
+                   location=location, severity="warning", what=what, note=note)
+    return True
 
 
 def modified_in_place(array: Any, name: str, *, line: int | None = None, report: bool = True,
