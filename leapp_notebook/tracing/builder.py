@@ -532,7 +532,7 @@ class NodeBuilder:
         key = (hazard.kind, line)
         if new and pending_reach:
             self.pending_reach.add(key)
-        elif severity == "error":
+        elif severity == "error" and not pending_reach:  # (another pending report at the line keeps it pending)
             self.pending_reach.discard(key)
         return hazard
 

@@ -174,6 +174,8 @@ class Session:
         # the global generators the cell seeded so far (np.random.seed, torch.manual_seed): a draw from one after that
         # is the same on every run (``seeded-random``)
         self.seeded: set[str] = set()
+        # the plain array an item assignment is about to write (tracing/stores.py: into, then the key's hook)
+        self.into_target: tuple[Any, str] | None = None
         # whether the cell made a selection by the data yet (a traced boolean mask as a key, np.nonzero, np.unique,
         # torch.nonzero, ...): until it does, a read of a traced value's size is not looked into (``size_read``)
         self.selected = False

@@ -26,6 +26,7 @@ import re
 from _thread import get_ident
 from typing import Any, NamedTuple
 
+import numpy as np
 from numpy import flatiter, ndarray
 
 from . import indexing
@@ -48,10 +49,50 @@ def into(target: Any, value: Any, text: str) -> Any:
     builder = builder_of((value,))
     if builder is not None and not builder.closed:
         sess.written_into_plain(builder, written, text, item=True)
+    else:
+        sess.into_target = (written, text)  # for its key (_key): c[f > 5.0] = 1.0
     return target
 
 
 builtins.__dict__.setdefault(INTO, into)
+
+# A type test of a traced array (``type(x) is np.ndarray``, ``type(x) == np.ndarray``, ``type(x).__name__``): the
+# cell's arrays are a subclass while it is traced, so the test went the other way than it does on the cell's plain
+# arrays, and the graph held the other branch, silently. The cell's one-argument ``type(...)`` calls are compiled as
+# ``__leapp_type__(...)``, which answers ``np.ndarray`` for a traced array.
+TYPE = "__leapp_type__"
+
+
+def type_(value: Any) -> type:
+    """``type(value)``, with ``np.ndarray`` for a traced array (what the cell's own arrays are outside a trace)."""
+    kind = type(value)
+    sess = _session.ACTIVE
+    if sess is not None and kind is sess.array_type:
+        return ndarray
+    return kind
+
+
+builtins.__dict__.setdefault(TYPE, type_)
+
+
+def _key(key: Any) -> Any:
+    """The key of an item assignment (``BUF[k] = v``), after ``into`` saw its target: a key holding traced data
+    writes into a plain array the tracer cannot follow (``c = ZEROS.copy(); c[f > 5.0] = 1.0``), whatever the value,
+    and the array is baked wherever it is used."""
+    sess = _session.ACTIVE
+    if sess is None or sess.suspended or sess.thread != get_ident():
+        return key
+    target = sess.into_target
+    if target is not None:
+        sess.into_target = None
+        builder = builder_of(key if type(key) is tuple else (key,))
+        if builder is not None and not builder.closed:
+            sess.written_into_plain(builder, target[0], target[1], item=True)
+    return key
+
+
+KEY = "__leapp_key__"
+builtins.__dict__.setdefault(KEY, _key)
 
 
 # Reads: a plain ndarray indexed with traced data (``ACTIONS[np.argmax(q)]``, a gain schedule ``KP[bin]``) runs in C
@@ -78,6 +119,21 @@ class _Table:
             return self.table[key]
         return indexing.getitem_constant(sess, self.table, key, name=self.text)
 
+    # the other methods of a plain ndarray that take arrays and run in C without dispatching on them: NumPy's
+    # functions of the same name dispatch (a traced argument is recorded, or reported where the lookup has no row)
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        return np.searchsorted(self.table, v, side=side, sorter=sorter)
+
+    def dot(self, b: Any, out: Any = None) -> Any:
+        return self.table.dot(b, out) if out is not None else np.dot(self.table, b)
+
+    def compress(self, condition: Any, axis: Any = None, out: Any = None) -> Any:
+        return self.table.compress(condition, axis, out) if out is not None else \
+            np.compress(condition, self.table, axis=axis)
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+        return self.table.choose(choices, out, mode) if out is not None else np.choose(self.table, choices, mode=mode)
+
     def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
         sess = _session.ACTIVE
         if sess is None or sess.suspended or sess.thread != get_ident() or out is not None \
@@ -85,6 +141,9 @@ class _Table:
             return self.table.take(indices, axis=axis, out=out, mode=mode)
         name = self.text or sess.name_of(self.table) or "a constant"
         return indexing.take_constant(sess, self.table, indices, axis, mode, f"{name}.take(...)")
+
+
+TABLE_METHODS = frozenset({"take", "searchsorted", "dot", "compress", "choose"})  # (SUBSCRIPTED names them too)
 
 
 def from_(value: Any, text: str | None = None) -> Any:
@@ -98,7 +157,8 @@ def from_(value: Any, text: str | None = None) -> Any:
 builtins.__dict__.setdefault(FROM, from_)
 # the names a cell may index: a name or dotted name right before "[" or ".take(" (the trace keeps those bound to a
 # plain ndarray)
-SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*(?:\[|\.\s*take\s*\()")
+SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*"
+                         r"(?:\[|\.\s*(?:take|searchsorted|dot|compress|choose)\s*\()")
 # ... or indexed through a method's result (``KP.copy()[i]``, ``KP.astype(np.float32)[i]``), or bound to another name
 # in the cell (``T = KP``, then ``T[i]``: compile_cell follows the alias)
 _DOTTED = r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*"
@@ -232,6 +292,9 @@ def _hooked(value: ast.expr, target: ast.expr, names: list[str]) -> ast.expr:
     if type(target) is ast.Subscript:
         name = VALUE.format(len(names))
         names.append(name)
+        target.slice = ast.copy_location(ast.Call(
+            func=ast.copy_location(ast.Name(id=KEY, ctx=ast.Load()), target.slice),
+            args=[_as_value(target.slice)], keywords=[]), target.slice)
         target.value = ast.copy_location(ast.Call(
             func=ast.copy_location(ast.Name(id=INTO, ctx=ast.Load()), target),
             args=[target.value, ast.copy_location(ast.Name(id=name, ctx=ast.Load()), target),
@@ -246,6 +309,19 @@ def _hooked(value: ast.expr, target: ast.expr, names: list[str]) -> ast.expr:
     return value
 
 
+def _as_value(key: ast.expr) -> ast.expr:
+    """A subscript's key as an expression that evaluates to the same key: its slices as ``slice(...)`` calls (a
+    slice's syntax is only valid inside the brackets), in a tuple too."""
+    if type(key) is ast.Slice:
+        parts = [part if part is not None else ast.copy_location(ast.Constant(value=None), key)
+                 for part in (key.lower, key.upper, key.step)]
+        return ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id="slice", ctx=ast.Load()), key),
+                                          args=parts, keywords=[]), key)
+    if type(key) is ast.Tuple:
+        return ast.copy_location(ast.Tuple(elts=[_as_value(part) for part in key.elts], ctx=ast.Load()), key)
+    return key
+
+
 def _from(held: ast.expr) -> ast.expr:
     """``__leapp_from__(held, "<held as the cell spells it>")``, at ``held``'s place."""
     return ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=FROM, ctx=ast.Load()), held),
@@ -253,12 +329,17 @@ def _from(held: ast.expr) -> ast.expr:
                                       keywords=[]), held)
 
 
+_TYPE_CALL = re.compile(r"(?<![\w.])type\s*\(")  # a call of the builtin type (not x.astype(...))
+
+
 def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset()) -> Any:
     """The code of ``source`` with every item assignment passing its value through :func:`into` (line numbers kept:
     the hazards, tracebacks and the cell's sites read them): ``x[k] = v``, ``x[k] = y[k] = v``, ``x[a], y[b] = u,
-    v``, ``x[k]: T = v``, whatever the target's object (``d["k"][a] = v``, ``get()[a] = v``). Not hooked: a tuple of
-    targets given one value to unpack (``x[a], y[b] = pair``: the pairing is the value's own)."""
-    if not tables and not _may_assign_items(source):
+    v``, ``x[k]: T = v``, whatever the target's object (``d["k"][a] = v``, ``get()[a] = v``), and its key through
+    :func:`_key` after it (positions the data chooses). Not hooked: a tuple of targets given one value to unpack
+    (``x[a], y[b] = pair``: the pairing is the value's own). Also: the subscripts and array methods of plain tables
+    (``tables``: through :func:`from_`), and one-argument ``type(...)`` calls (through :func:`type_`)."""
+    if not tables and not _may_assign_items(source) and not _TYPE_CALL.search(source):
         return compile(source, filename, "exec")
     tree = ast.parse(source, filename, "exec")
     if tables:
@@ -267,9 +348,12 @@ def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset(
     for node in ast.walk(tree):
         if type(node) is ast.Subscript and type(node.ctx) is ast.Load and _indexed_root(node.value, tables):
             node.value = _from(node.value)
-        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "take" \
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in TABLE_METHODS \
                 and _indexed_root(node.func.value, tables):  # KP.take(i): NumPy does not dispatch on the indices
             node.func.value = _from(node.func.value)
+        elif type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "type" \
+                and len(node.args) == 1 and not node.keywords:
+            node.func = ast.copy_location(ast.Name(id=TYPE, ctx=ast.Load()), node.func)
         if type(node) is ast.Assign:
             for target in node.targets:
                 node.value = _hooked(node.value, target, names)

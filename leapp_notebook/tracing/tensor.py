@@ -944,7 +944,7 @@ def _mode_dependent(module: torch.nn.Module) -> tuple[list[str], str]:
             effects.append(_TRAINING_EFFECTS[next(kind for kind in _MODE_DEPENDENT if isinstance(sub, kind))])
         elif isinstance(sub, torch.jit.ScriptModule):
             continue  # TorchScript: no Python forward to read (its class's forward raises when looked up)
-        elif type(sub).forward is not torch.nn.Module.forward and type(sub).__module__.split(".")[0] != "torch":
+        elif type(sub).forward is not torch.nn.Module.forward and (type(sub).__module__ or "").split(".")[0] != "torch":
             code = getattr(type(sub).forward, "__code__", None)
             if code is not None and _reads_training(code):
                 found.append(label)
@@ -1062,7 +1062,8 @@ def _own_forward(module: torch.nn.Module) -> bool:
         if isinstance(sub, (torch.jit.ScriptModule, _ScriptCall)):
             continue  # (a scripted module's class raises when its forward is looked up)
         forward = type(sub).forward
-        if forward is not torch.nn.Module.forward and not getattr(forward, "__module__", "torch").startswith("torch."):
+        if forward is not torch.nn.Module.forward \
+                and not (getattr(forward, "__module__", None) or "").startswith("torch."):  # (None: exec'd in a dict)
             return True
     return False
 
