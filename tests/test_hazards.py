@@ -334,6 +334,32 @@ def test_a_branch_that_only_raises_or_logs_is_a_warning(body, line, outcome):
     assert t.probe(8, seed=0).passed
 
 
+@pytest.mark.parametrize("body, line, logged", [
+    ("print('mean', x.mean().item())\ny = x * 2", 1, True),
+    ("print('mean %.3f' % x.mean())\ny = x * 2", 1, True),
+    ("print(round(float(x.mean()), 3))\ny = x * 2", 1, True),
+    ("logger.info('%s', np.array2string(x))\ny = x * 2", 1, True),            # a Python value of an untraced call
+    ("t = torch.from_numpy(x)\nprint(t.max().item())\ny = (t * 2).numpy()", 2, True),
+    ("STATS.append(float(x.mean()))\ny = x * 2", 1, False),                     # kept: where it goes is unknown
+    ("m = x.mean().item()\nprint(m)\ny = x * m", 1, False),                     # used by the graph
+])
+def test_a_value_taken_only_for_a_log_is_a_warning(body, line, logged):
+    """``print(x.mean().item())``: the value reaches only the log, the graph is right (found by a helper: the probe
+    passed while the error stood, and ``print(f"{x.mean():.3f}")`` was clean). A warning now; a value kept stays an
+    error."""
+    import logging
+    namespace = {"np": np, "torch": torch, "logger": logging.getLogger("leapp_notebook.tests"), "STATS": []}
+    for profile in ("leapp", "full"):
+        t = ln.trace_cell(body, dict(namespace), inputs={"x": X2}, outputs=["y"], profile=profile)
+        found = [h for h in t.hazards if h.line == line and h.kind in ("value-extraction", "untraced-call")]
+        assert found, t.hazards
+        if logged:
+            assert [(h.kind, h.severity) for h in found] == [("value-extraction", "warning")], t.hazards
+            assert "only to be logged" in found[0].message and t.ok
+        else:
+            assert found[0].severity == "error" and not t.ok
+
+
 def test_two_leapp_defects_at_one_line_that_reach_no_output_are_warnings():
     """``print("range", x.min(), x.max())``: the second report at the line made the first one's pending reachability
     an error for good (found by a helper: ``print(x.max())`` alone was a warning, two on a line an error)."""

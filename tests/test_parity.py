@@ -1144,3 +1144,22 @@ def test_row_graph_matches_numpy_after_torchscript_tracing(name: str) -> None:
         for out_name, w, h in zip(case_.outputs, want, have, strict=True):
             assert_same(w, h.resolve_conj().numpy(), f"jit {case_.source!r} output {out_name} fresh #{i}",
                         case_.values, inputs=tuple(fresh.values()))
+
+
+@pytest.mark.parametrize("body", [
+    "y = np.linalg.pinv(x) @ np.array([0.1, -0.2, 0.05], np.float32)",  # an IK step: the zero singular value cut
+    "y = np.linalg.svd(x, compute_uv=False)",
+    "y = np.linalg.eigvalsh(x @ x.T)",
+])
+def test_float32_linalg_computes_in_double_as_numpy_does(body):
+    """numpy.linalg computes float32 input in float64 and casts the results back. A float32 pinv in the graph kept a
+    singular Jacobian's zero singular value at ~1e-7, above the 1e-15 cutoff NumPy applies to its ~1e-16, and inverted
+    it: the step was off by 2e5 (found by an exploration session; only the LEAPP warning showed)."""
+    singular = np.array([[1.0, 2.0], [2.0, 4.0], [0.5, 1.0]], np.float32)     # rank 1
+    t = ln.trace_cell(body, {"np": np}, inputs={"x": singular}, outputs=["y"], profile="full")
+    assert not [h for h in t.hazards if h.severity == "error"], t.hazards
+    for x in (singular, singular * 3.0, np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]], np.float32)):
+        eager = t.run_eager({"node": {"x": x}})["node"]["y"]
+        got = t.nodes["node"](x)[0]
+        assert got.dtype == eager.dtype == np.float32
+        np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-5)

@@ -64,6 +64,16 @@ def _read(code: Any) -> tuple[list[Any], dict[int, int], list[Any]]:
     return found
 
 
+def _at(index: dict[int, int], at: int) -> int | None:
+    """The instruction a frame's ``f_lasti`` is in: during a call it may point at the call's last inline cache
+    entry (3.11), which ``dis`` does not list."""
+    for offset in range(at, max(at - 64, -1), -2):
+        found = index.get(offset)
+        if found is not None:
+            return found
+    return None
+
+
 def outcome(frame: Any, truth: bool) -> str | None:
     """``CHECK`` when the truth value ``truth`` the frame's current instruction is taking (a conditional jump, or a
     call whose result a conditional jump tests next: ``assert np.allclose(...)``) decides only whether the code
@@ -84,7 +94,7 @@ def _outcome(code: Any, at: int, truth: bool) -> str | None:
         instructions, index, table = _read(code)
     except Exception:  # noqa: BLE001 - bytecode dis cannot read: a real branch
         return None
-    i = index.get(at)
+    i = _at(index, at)
     if i is None:
         return None
     if instructions[i].opname in _CALLS and i + 1 < len(instructions):  # a call whose result the jump tests
@@ -172,6 +182,43 @@ def _caught_above(frame: Any) -> bool:
             return True
         caller = caller.f_back
     return True
+
+
+_LOGGED: dict[tuple[Any, int], bool] = {}
+
+
+def logged(frame: Any) -> bool:
+    """Whether the frame's current instruction is inside the arguments of a log call whose value is dropped
+    (``print(x.mean().item())``, ``logger.info("%.3f" % x.mean())``): a value taken there reaches only the log."""
+    key = (frame.f_code, frame.f_lasti)
+    found = _LOGGED.get(key)
+    if found is None:
+        found = _LOGGED[key] = _logged(*key)
+        if len(_LOGGED) >= 4096:
+            _LOGGED.clear()
+    return found
+
+
+def _logged(code: Any, at: int) -> bool:
+    try:
+        instructions, index, _ = _read(code)
+    except Exception:  # noqa: BLE001 - bytecode dis cannot read
+        return False
+    i = _at(index, at)
+    if i is None:
+        return False
+    end = i
+    while end < len(instructions) and instructions[end].opname != "POP_TOP":
+        if instructions[end].opname not in _LOG_BLOCK or end - i > 256:
+            return False
+        end += 1
+    start = i
+    while start > 0 and not instructions[start].is_jump_target and instructions[start - 1].opname != "POP_TOP" \
+            and instructions[start - 1].opname in _LOG_BLOCK and i - start < 256:
+        start -= 1
+    if end >= len(instructions):
+        return False
+    return _logs_only(instructions[start:end + 1])
 
 
 def _logs_only(block: list[Any]) -> bool:

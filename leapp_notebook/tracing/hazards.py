@@ -267,6 +267,10 @@ CAUSES: dict[str, Cause] = {
                             "np.where(mask[:, None], f(x), ...) on every row"),
     "extracted": Cause("value-extraction", "a Python value is extracted from traced data ({what}): it is fixed at "
                        "its trace-time value and whatever uses it is frozen in the graph."),
+    "extracted-logged": Cause("value-extraction", "a Python value is taken from traced data here only to be logged "
+                              "({what}): nothing the node returns depends on it, and the exported node never logs.",
+                              "nothing to change for the graph; to keep the message in deployment, log from the code "
+                              "that calls the node"),
     "extracted-between": Cause("value-extraction", "a scalar is taken from values of node '{producer}' "
                                "outside any node ({what}): node '{node}', declared after it, has its trace-time value "
                                "as a literal wherever it uses it.",

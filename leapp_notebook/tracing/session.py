@@ -1073,8 +1073,9 @@ class Session:
             builder.report("not-in-lookup-in-place", line, sources, name=name, location=location, why=why,
                            where=where)
             return result
-        if type(result) in _TRUTHS and _decided(builder, result, line, location, f"{name}(...) = {result}"):
-            return result  # np.allclose(...) in an assert: a check, not a value frozen in the graph
+        if type(result) in _TRUTHS and _decided(builder, result, line, location, f"{name}(...) = {result}") \
+                or _logged(builder, line, location, f"{name}(...) = {_short(result)}", sources):
+            return result  # np.allclose(...) in an assert, np.array2string(x) in a print: not frozen in the graph
         builder.report("python-value", line, sources, name=name, location=location,
                        recorded_by_full=in_full and self.profile == "leapp", why=why, where=where,
                        value=_short(result))
@@ -1492,10 +1493,22 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None, tru
                 return
     if truth is not None and severity is None and _decided(builder, truth, line, location, what, nodes):
         return  # a branch that decides only whether the code raises or logs: the graph is the same either way
+    if kind == "value-extraction" and severity is None and _logged(builder, line, location, what, nodes):
+        return  # print(x.mean().item()): the value reaches only the log
     builder.report(cause, line, nodes, location=location, severity=severity, what=what, note=note)
 
 
 _TRUTHS = (bool, np.bool_)
+
+
+def _logged(builder: NodeBuilder, line: int | None, location: str | None, what: str,
+            nodes: list[str] | None = None) -> bool:
+    """Report an ``extracted-logged`` warning when the user's code takes the value inside a log call's arguments
+    (``branches.logged``); whether it did."""
+    if not branches.logged(provenance.user_frame(3)):
+        return False
+    builder.report("extracted-logged", line, nodes or [], location=location, severity="warning", what=what)
+    return True
 
 
 def _decided(builder: NodeBuilder, truth: Any, line: int | None, location: str | None, what: str,

@@ -807,8 +807,9 @@ def _unrecorded(sess: Any, builder: Any, what: str, value: Any, line: int | None
                              helper=helper)
         builder.report(cause, line, [node.name], name=what, location=location, pending_reach=True, const=node.name)
         return sess.wrap(builder, value, node)
-    if type(value) is bool and _session._decided(builder, value, line, location, f"{what}(...) = {value}"):
-        return value  # torch.allclose(...) in an assert: a check, not a value frozen in the graph
+    if type(value) is bool and _session._decided(builder, value, line, location, f"{what}(...) = {value}") \
+            or _session._logged(builder, line, location, f"{what}(...) = {_short(value)}", sources):
+        return value  # torch.allclose(...) in an assert, a value printed: not frozen in the graph
     builder.report("python-value", line, sources, name=what, location=location, why=what, where="",
                    value=_short(value))
     return value

@@ -15,7 +15,7 @@ from .row import reads
 
 @reads("a b")
 def build_dot(ctx: BuildContext) -> Any:
-    dtype = ctx.result_dtype
+    dtype = _double(ctx.result_dtype)
     a, b = _asarray(ctx.eager["a"]), _asarray(ctx.eager["b"])
     ta, tb = ctx.tensor("a", dtype), ctx.tensor("b", dtype)
     if a.ndim == 0 or b.ndim == 0:
@@ -175,7 +175,7 @@ def linalg_unary(torch_fn: Any, complex_differs: bool = False) -> Callable[[Buil
         if complex_differs and ctx.result_dtype.kind == "c":
             raise Unsupported(f"torch's complex {torch_fn.__name__.removeprefix('linalg_')} differs from NumPy's "
                               "on infinite entries")
-        return ctx.call(torch_fn, ctx.tensor("a", ctx.result_dtype))
+        return ctx.call(torch_fn, ctx.tensor("a", _double(ctx.result_dtype)))
 
     return build
 
@@ -184,7 +184,7 @@ def linalg_unary(torch_fn: Any, complex_differs: bool = False) -> Callable[[Buil
 def build_solve(ctx: BuildContext) -> Any:
     """NumPy 2 treats ``b`` as a stack of vectors only when it is 1-D; torch also when
     ``b.ndim == a.ndim - 1``, so such a ``b`` is broadcast to a's batch to keep it a matrix."""
-    dtype = ctx.result_dtype
+    dtype = _double(ctx.result_dtype)
     a, b = _asarray(ctx.eager["a"]), _asarray(ctx.eager["b"])
     ta, tb = ctx.tensor("a", dtype), ctx.tensor("b", dtype)
     if b.ndim > 1 and b.ndim == a.ndim - 1:
@@ -231,9 +231,21 @@ def vecdot(first: str, second: str) -> Callable[[BuildContext], Any]:
 
 
 def _float_input(ctx: BuildContext, name: str) -> Any:
-    """A linalg input in the dtype NumPy computes in (integers as float64)."""
-    dtype = _asarray(ctx.eager[name]).dtype
-    return ctx.tensor(name, np.dtype(np.float64) if dtype.kind in "biu" else None)
+    """A linalg input in the dtype NumPy computes in: double precision (numpy.linalg computes float32 and complex64
+    in float64 and complex128 and casts the results back; integers as float64). A float32 pinv computed in float32
+    inverts a singular value NumPy cuts (1e-7 against NumPy's 1e-16 below the 1e-15 cutoff): off by 2e5 on a
+    singular Jacobian, found by an exploration session."""
+    return ctx.tensor(name, _double(_asarray(ctx.eager[name]).dtype))
+
+
+def _double(dtype: np.dtype) -> np.dtype:
+    """The dtype numpy.linalg computes an input of ``dtype`` in (the graph's results are cast back to NumPy's result
+    dtype by the session, as for any call)."""
+    return _COMPLEX128 if dtype.kind == "c" else _FLOAT64
+
+
+_FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
+
 
 
 def _pair(ctx: BuildContext, node: Any, count: int) -> list[Any]:
@@ -285,7 +297,7 @@ def build_pinv(ctx: BuildContext) -> Any:
             max(arr.shape[-2:]) * np.finfo(dtype).eps if rtol is None else rtol)
     # a cutoff per matrix broadcasts against the batch, as in NumPy
     cutoff = float(rcond) if np.ndim(rcond) == 0 else ctx.constant(np.asarray(rcond, dtype=np.finfo(dtype).dtype))
-    return ctx.call(torch.linalg.pinv, ctx.tensor("a", dtype), rtol=cutoff,
+    return ctx.call(torch.linalg.pinv, ctx.tensor("a", _double(dtype)), rtol=cutoff,
                     hermitian=bool(ctx.static("hermitian", False)))
 
 
