@@ -121,6 +121,14 @@ def _creation(name: str) -> Callable[..., Any]:
         if sess is None or sess.suspended:
             return original(*args, **kwargs)
         shape = args[0] if args else kwargs.get("shape", kwargs.get("N"))
+        if name == "full":
+            fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+            if builder_of((fill,)) is not None and kwargs.get("like") is None:
+                # np.full(2, n) of a traced n: NumPy converts the fill value with its own asarray and copies it in
+                # C, so the array was a constant (found by an exploration session: off by 2.0). The same values as
+                # traced operations: the fill broadcast to the shape, in the dtype np.full gives it.
+                dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+                return np.broadcast_to(fill, shape).astype(np.asarray(fill).dtype if dtype is None else dtype)
         if type(shape) is _session.SelectionShape:  # np.zeros(v.shape) of a selection by the data: its length read
             _session.size_read(shape.value, f"np.{name}({tuple.__repr__(shape)})", None, 3)
         watched = sess.watch(original(*args, **kwargs))
