@@ -311,6 +311,7 @@ def test_np_where_is_the_clean_rewrite():
     ("q = x / np.sqrt(np.sum(x * x, axis=1, keepdims=True))\nassert np.allclose(np.sum(q * q, axis=1), 1.0)\ny = q * 2",
      2, "raises"),                                                     # a call NumPy answers with a Python bool
     ("t = torch.from_numpy(x)\nassert torch.allclose(t, t.clone())\ny = (t * 2).numpy()", 2, "raises"),
+    ("np.testing.assert_allclose(x * 1.0, x, atol=1e-6)\ny = x * 2", 1, "raises"),      # NumPy's own check
 ])
 def test_a_branch_that_only_raises_or_logs_is_a_warning(body, line, outcome):
     """``assert np.isfinite(x).all()``, ``if np.isnan(x).any(): raise ...``, ``if x.max() > 0.5: print(...)``: the graph

@@ -164,6 +164,18 @@ def _catches(instructions: list[Any], entry: Any) -> bool:
     return True  # (not read to its end: caught, to be safe)
 
 
+def uncaught(frame: Any) -> bool:
+    """Whether what the frame's current call raises reaches the tracer uncaught (no ``try`` of the frame or of its
+    callers in user code catches it): ``np.testing.assert_allclose(...)`` in a cell is a check, as an ``assert``."""
+    try:
+        instructions, _, table = _read(frame.f_code)
+    except Exception:  # noqa: BLE001
+        return False
+    at = frame.f_lasti
+    return not any(entry.start <= at < entry.end and _catches(instructions, entry) for entry in table) \
+        and not _caught_above(frame)
+
+
 def _caught_above(frame: Any) -> bool:
     """Whether a ``try`` of a caller up to the cell catches what the frame raises (the callers between the frame and
     the tracer, which runs the cell: its frames are the first in this package)."""
