@@ -1301,7 +1301,8 @@ def test_the_size_of_a_selection_by_the_data_read_as_a_number_is_an_error(body, 
     "v = x[np.array([True, False, True, True, False, True, True, False])]\ny = v * len(v)",  # a constant mask
     "t = torch.from_numpy(x)\nv = t.reshape(2, 4)[t.reshape(2, 4)[:, 0] > 0.2]\ny = (t * v.size(1)).numpy()",
     "mask = x < 2.0\nn = np.sum(mask)\ny = np.sum(np.where(mask, x, 0), keepdims=True) / np.maximum(n, 1)",  # the fix
-])
+    "valid = np.ones_like(x, dtype=bool)\nvalid[[1, 5]] = False\nv = x[valid]\ny = v.sum(keepdims=True) / v.shape[0]",
+])                                                                       # ^ a mask of the input's shape alone
 def test_static_sizes_and_the_fix_for_a_selection_size_are_clean(body):
     x = np.array([0.5, 0.25, 1.5, 0.75, 0.125, 1.0, 0.375, 0.625], np.float32)
     t = ln.trace_cell(body, {"np": np, "torch": torch}, inputs={"x": x}, outputs=["y"], profile="full")

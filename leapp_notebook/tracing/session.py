@@ -1342,6 +1342,34 @@ SELECTING_NUMPY = ("unique", "unique_values", "unique_counts", "unique_inverse",
 _SELECTING_ORIGINS = tuple(f"np.{name} " for name in SELECTING_NUMPY)
 
 
+_SHAPE_ONLY = frozenset({"ones_like", "zeros_like", "full_like", "empty_like"})  # values of the input's shape alone
+
+
+def _reads_values(node: Any, budget: list[int]) -> bool:
+    """Whether ``node``'s value may depend on the values of the node's inputs: a path up the graph to an input or a
+    baked constant that does not pass through a call that reads only its argument's shape (``np.ones_like(x[0],
+    dtype=bool)`` with constants written into it is a constant mask). True past ``budget`` nodes."""
+    stack = [node]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        budget[0] -= 1
+        if budget[0] < 0 or current.op == "placeholder" or current.op == "call_module":
+            return True
+        if current.op == "get_attr":
+            if facts(current).const == "baked":
+                return True
+            continue
+        target = current.target
+        if (target if isinstance(target, str) else getattr(target, "__name__", "")) in _SHAPE_ONLY:
+            continue
+        stack.extend(current.all_input_nodes)
+    return False
+
+
 def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | None:
     """(the node that selects by the data, the axis of ``node``'s value whose length is that count) when ``node``'s
     value is such a selection (``x[x > 2]``, ``np.nonzero(m)[0]``, ``torch.masked_select``), or is made from one
@@ -1365,7 +1393,8 @@ def _selection(node: Any, budget: list[int]) -> tuple[fx.Node, int | None] | Non
         axis = 0
         for part in parts:  # a traced mask selects along the axis it stands at
             if isinstance(part, fx.Node) and facts(part).dtype == "bool" and (
-                    part.op != "get_attr" or facts(part).const == "baked"):  # a mask of the data, not a constant's
+                    part.op != "get_attr" or facts(part).const == "baked") \
+                    and _reads_values(part, [48]):  # a mask of the data, not a constant's nor one of its shape
                 return node, axis
             if part is Ellipsis:
                 return None
