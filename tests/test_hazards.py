@@ -361,6 +361,23 @@ def test_a_value_taken_only_for_a_log_is_a_warning(body, line, logged):
             assert found[0].severity == "error" and not t.ok
 
 
+@pytest.mark.parametrize("body, error", [
+    ("y = np.where(c > 0.5, 1.0, 0.0).astype(np.float32)", False),     # contact flags, cast to LEAPP's float32
+    ("z = np.where(c > 0.5, 1.0, 0.0)\ny = z.astype(np.float32) * 2", False),
+    ("y = np.where(c > 0.5, 1.0, 0.0)", True),                          # float64 at the output: LEAPP gives float32
+    ("z = np.where(c > 0.5, 1.0, 0.0)\ny = z.astype(np.float32) + z.astype(np.float64)", True),   # one use is not
+])
+def test_a_leapp_dtype_defect_cast_back_at_every_use_is_a_warning(body, error):
+    """``np.where(contact, 1.0, 0.0).astype(np.float32)``: LEAPP's model computes the select in float32 where NumPy
+    gives float64, and the cast makes both float32 with the same values (measured by a helper: LEAPP's export agrees,
+    replay validation passes). A warning; an error where the float64 value is used as it is."""
+    c = np.array([0.2, 0.7, 0.9, 0.1], np.float32)
+    t = ln.trace_cell(body, {"np": np}, inputs={"c": c}, outputs=["y"])
+    found = [h for h in t.hazards if h.kind == "semantic-mismatch"]
+    assert [h.severity for h in found] == ["error" if error else "warning"], t.hazards
+    assert error or "cast to that dtype wherever it is used" in found[0].message
+
+
 def test_two_leapp_defects_at_one_line_that_reach_no_output_are_warnings():
     """``print("range", x.min(), x.max())``: the second report at the line made the first one's pending reachability
     an error for good (found by a helper: ``print(x.max())`` alone was a warning, two on a line an error)."""

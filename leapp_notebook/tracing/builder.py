@@ -357,6 +357,9 @@ class NodeBuilder:
         self.sample_outputs: dict[str, Any] = {}
         self.hazards: dict[tuple[str, int | None], Hazard] = {}
         self.pending_reach: set[tuple[str, int | None]] = set()
+        # LEAPP's dtype defects (torch-dtype) by hazard key: (the node, the torch dtype LEAPP's model computes it in);
+        # settled when the node closes: no defect where every use casts the value to that dtype (finish)
+        self.cast_back: dict[tuple[str, int | None], list[tuple[str, Any]]] = {}
         self.genuine: dict[int, tuple[Any, fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
@@ -600,6 +603,20 @@ class NodeBuilder:
                             input=spec.name)
         self.closed = True
 
+    def _settle_cast_back(self) -> None:
+        """A LEAPP dtype defect (its model computes a value in float32 where NumPy gives float64) whose value is cast,
+        at every use, to the dtype LEAPP's model computes it in (``np.where(c, 1.0, 0.0).astype(np.float32)``): both
+        end in that dtype with the same values (one select, or one basic op rounded once more: innocuous from
+        float64 to float32), and LEAPP's export is right (measured, found by an exploration session). A warning."""
+        by_name = {node.name: node for node in self.graph.nodes}
+        for key, uses in self.cast_back.items():
+            hazard = self.hazards.get(key)
+            if hazard is None or hazard.severity != "error":
+                continue
+            if all(name in by_name and _cast_to(by_name[name], dtype) for name, dtype in uses):
+                hazard.severity = "warning"
+                hazard.message += " Its value is cast to that dtype wherever it is used, so the export agrees."
+
     def finish(self) -> Node:
         """Settle severities by reachability, fix dtypes against the eager values, and build the GraphModule."""
         reaching = _reaching(self.graph) if self.pending_reach else {}
@@ -608,6 +625,8 @@ class NodeBuilder:
             if not any(name in reaching for name in hazard.graph_nodes):
                 hazard.severity = "warning"
                 hazard.message += " Its result does not reach any output of the node."
+        if self.cast_back:
+            self._settle_cast_back()
         # Recorded calls were checked one by one as they were made (tracing/replay.py); the dtype pass runs
         # only when some node could not be (it runs on the bare graph, so fx generates code once, after it).
         if any(n.op != "get_attr" for n in self.fresh):  # constants need no check
@@ -623,6 +642,12 @@ class NodeBuilder:
                          sample_outputs=dict(self.sample_outputs), export_with=self.export_with,
                          sources=dict(self.sources))
         return self.node
+
+
+def _cast_to(node: fx.Node, dtype: Any) -> bool:
+    """Whether every use of ``node`` is a cast of it to ``dtype`` (``.astype(np.float32)`` recorded as ``to``)."""
+    return bool(node.users) and all(user.op == "call_method" and user.target == "to" and user.args[0] is node
+                                    and user.args[1:] == (dtype,) and not user.kwargs for user in node.users)
 
 
 def _reaching(graph: fx.Graph) -> dict[str, fx.Node]:

@@ -13,6 +13,7 @@ import difflib
 import dis
 import math
 import operator
+import re
 import sys
 import weakref
 from _thread import get_ident
@@ -29,7 +30,7 @@ from torch import Tensor, fx
 from . import branches, leapp_defects, ops, provenance, replay, torch_impl
 from . import hazards as hz
 from .builder import NodeBuilder
-from .dtypes import dtype_name, numpy_dtype
+from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, derive, facts, update
 from .provenance import (
     Outside,
@@ -976,10 +977,13 @@ class Session:
                            type=type(result).__name__, pending_reach=True)
         if finding is not None:
             last = nodes[-1] if isinstance(nodes, list) else nodes
-            builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, fx.Node) else [],
-                           name=name, location=location, pending_reach=True,
-                           severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
-                           what=finding.message)
+            hazard = builder.report("leapp-records-wrongly", line, [last.name] if isinstance(last, fx.Node) else [],
+                                    name=name, location=location, pending_reach=True,
+                                    severity="error" if self.profile == "leapp" else "warning", fix=finding.fix,
+                                    what=finding.message)
+            have = _LEAPP_DTYPE.search(finding.message) if finding.defect.cause == "torch-dtype" else None
+            if have is not None and isinstance(last, fx.Node) and torch_dtype(have.group(1)) is not None:
+                builder.cast_back.setdefault((hazard.kind, line), []).append((last.name, torch_dtype(have.group(1))))
         if self.profile == "full" and not row.leapp:
             last = nodes[-1] if isinstance(nodes, list) else nodes
             builder.report("leapp-does-not-record", line, [last.name] if isinstance(last, fx.Node) else [],
@@ -1533,6 +1537,8 @@ def extracted(array: Any, kind: str, what: str, severity: str | None = None, tru
 
 
 _TRUTHS = (bool, np.bool_)
+# a float narrower than NumPy's float result (leapp_predicates._torch_outcome's text): cast back, the values agree
+_LEAPP_DTYPE = re.compile(r"LEAPP's model returns (float16|float32) where NumPy gives float(?:32|64)\b")
 _TESTING = ("numpy/testing/", "torch/testing/")  # the libraries' assertions: a branch there only decides a raise
 
 
