@@ -97,10 +97,16 @@ class _ShellStub:
 
     def __init__(self) -> None:
         self.loaded = False
+        self.cell_magic: Any = None  # (name, line, body) -> None: check's own handling of a cell magic
 
     def run_line_magic(self, name: str, line: str, *_: Any, **__: Any) -> None:
         if name in ("load_ext", "reload_ext") and "leapp_notebook" in line.split():
             self.loaded = True
+
+    def run_cell_magic(self, name: str, line: str, cell: str) -> None:
+        """``get_ipython().run_cell_magic('leapp_trace', ...)`` in a cell: traced as a ``%%leapp_trace`` cell is."""
+        if self.cell_magic is not None:
+            self.cell_magic(name, line, cell)
 
     def __getattr__(self, name: str) -> Any:
         return lambda *_, **__: None
@@ -108,17 +114,40 @@ class _ShellStub:
 
 @contextlib.contextmanager
 def _running_in(directory: Path | None, import_path: Path) -> Iterator[None]:
-    """Run with ``directory`` as working directory (when given) and ``import_path`` importable."""
+    """Run with ``directory`` as working directory (when given) and ``import_path`` importable; the modules the run
+    imported from ``import_path`` (the notebook's own ``utils.py``) are forgotten after it, so that the next file
+    checked in the same process imports its own (two notebooks each with a ``utils.py``: the second ran the first's,
+    and a CI run of both passed where the second alone failed). ``os._exit`` raises while it runs: a cell calling
+    it ended the whole check with exit status 0 and no report."""
     previous = os.getcwd()
+    before = set(sys.modules)
     sys.path.insert(0, str(import_path))
+    exit_now = os._exit
+    os._exit = _refuse_exit  # type: ignore[assignment]
     try:
         if directory is not None:
             os.chdir(directory)
         yield
     finally:
+        os._exit = exit_now
         os.chdir(previous)
         with contextlib.suppress(ValueError):
             sys.path.remove(str(import_path))
+        _forget_modules(set(sys.modules) - before, import_path)
+
+
+def _refuse_exit(status: int = 0) -> None:
+    raise SystemExit(f"os._exit({status}) called: the process would end here with no report")
+
+
+def _forget_modules(added: set[str], folder: Path) -> None:
+    """Remove from ``sys.modules`` the modules of ``added`` whose file lies under ``folder``."""
+    root = str(folder.resolve())
+    for name in added:
+        module = sys.modules.get(name)
+        location = getattr(module, "__file__", None)
+        if location and os.path.abspath(location).startswith(root + os.sep):
+            del sys.modules[name]
 
 
 def _cell_magic(source: str) -> tuple[str, str, str]:
@@ -135,7 +164,17 @@ def _cell_magic(source: str) -> tuple[str, str, str]:
 def traced_cell_numbers(notebook: Any) -> list[int]:
     """The numbers (1-based over all cells) of the notebook's ``%%leapp_trace`` cells, as ``check`` tells them."""
     return [number for number, cell in enumerate(notebook.cells, start=1)
-            if cell.cell_type == "code" and _cell_magic(cell.source)[0] == MAGIC_PREFIX]
+            if cell.cell_type == "code" and _unwrapped(cell.source)[0] == MAGIC_PREFIX]
+
+
+def _unwrapped(source: str) -> tuple[str, str, str, str]:
+    """``_cell_magic`` of the cell IPython runs under ``%%time`` / ``%%capture`` (which run the rest of their cell
+    as a cell of its own), with that cell's source last: (command, its line, its body, the cell's source)."""
+    command, line, body = _cell_magic(source)
+    while command in _TRANSPARENT:
+        source = body
+        command, line, body = _cell_magic(body)
+    return command, line, body, source
 
 
 # a call that declares a node in a script (check runs scripts that make one)
@@ -223,64 +262,92 @@ def check_notebook(path: Path, *, probe: int | None, profile: str | None, status
     transformer = TransformerManager()
     folder = path.resolve().parent
     skipped_exports: list[tuple[int, str]] = []  # (cell, its own --export) not honoured
+    current = [0]
+
+    def traced(number: int, line: str, body: str) -> CellReport | None:
+        """Trace one ``%%leapp_trace`` cell (``line``: its options); its report, None for ``--help``."""
+        result = CellReport(number)
+        report.cells.append(result)
+        if not shell.loaded:
+            result.notes.append("no %load_ext leapp_notebook before this cell: Jupyter runs it only where "
+                                "IPython's configuration loads the extension (else: Cell magic not found)")
+        try:
+            options = parse_options(line)
+            if options.help:  # Jupyter prints the usage and runs nothing of the cell
+                report.cells.remove(result)
+                report.skipped.append(number)
+                return None
+            result.profile = profile or options.profile
+            if options.export is not None and not cell_exports:
+                result.notes.append(f"--export {options.export} ignored: check writes no file unless "
+                                    "given --export DIR, or --cell-exports to honour the cells' own")
+                skipped_exports.append((number, options.export))
+                options = replace(options, export=None)
+            options = replace(options, profile=result.profile)
+            with _quiet():
+                run = run_cell(options, body, namespace, line=line.strip(), probe=probe)
+                namespace[TRACE_VARIABLE] = run.trace
+                result.nodes = list(run.trace.nodes)
+                result.hazards = run.trace.hazards
+                result.probe = run.probe
+                if run.export_error is not None:
+                    result.blocked = str(run.export_error)
+                elif run.exported is not None:  # (the notebook's folder is the working directory)
+                    result.exported = [str(Path(p).resolve()) for p in run.exported]
+                if export is not None:
+                    _export(result, run.trace, export, export.folder(path, number), options.formats,
+                            options.force, status, f"{path.name}: cell {number}")
+        except UsageError as exc:
+            result.error = f"bad {MAGIC_PREFIX} line: {exc}"
+        except (TraceError, CellError) as exc:
+            result.error = f"{type(exc).__name__}: {exc}"
+        except SystemExit as exc:
+            result.error = _exit_message(exc)
+        if result.error is not None:
+            result.notes.extend(_skipped_export_notes(result.error, skipped_exports, folder))
+        return result
+
+    def cell_magic(name: str, line: str, body: str) -> None:
+        if f"%%{name}" == MAGIC_PREFIX:
+            result = traced(current[0], line, body)
+            if result is not None and result.error is not None:
+                raise _MagicFailed(result.error)
+
+    shell.cell_magic = cell_magic
     with _running_in(folder, folder):
         for number, cell in enumerate(notebook.cells, start=1):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
-            command, line, body = _cell_magic(cell.source)
+            current[0] = number
+            command, line, body, source = _unwrapped(cell.source)
             if status is not None:
                 status.update(f"{path.name}: cell {number}")
             if command == MAGIC_PREFIX:
-                result = CellReport(number)
-                report.cells.append(result)
-                if not shell.loaded:
-                    result.notes.append("no %load_ext leapp_notebook before this cell: Jupyter runs it only where "
-                                        "IPython's configuration loads the extension (else: Cell magic not found)")
-                try:
-                    options = parse_options(line)
-                    if options.help:  # Jupyter prints the usage and runs nothing of the cell
-                        report.cells.remove(result)
-                        report.skipped.append(number)
-                        continue
-                    result.profile = profile or options.profile
-                    if options.export is not None and not cell_exports:
-                        result.notes.append(f"--export {options.export} ignored: check writes no file unless "
-                                            "given --export DIR, or --cell-exports to honour the cells' own")
-                        skipped_exports.append((number, options.export))
-                        options = replace(options, export=None)
-                    options = replace(options, profile=result.profile)
-                    with _quiet():
-                        run = run_cell(options, body, namespace, line=line.strip(), probe=probe)
-                        namespace[TRACE_VARIABLE] = run.trace
-                        result.nodes = list(run.trace.nodes)
-                        result.hazards = run.trace.hazards
-                        result.probe = run.probe
-                        if run.export_error is not None:
-                            result.blocked = str(run.export_error)
-                        elif run.exported is not None:  # (the notebook's folder is the working directory)
-                            result.exported = [str(Path(p).resolve()) for p in run.exported]
-                        if export is not None:
-                            _export(result, run.trace, export, export.folder(path, number), options.formats,
-                                    options.force, status, f"{path.name}: cell {number}")
-                except UsageError as exc:
-                    result.error = f"bad {MAGIC_PREFIX} line: {exc}"
-                except (TraceError, CellError) as exc:
-                    result.error = f"{type(exc).__name__}: {exc}"
-                except SystemExit as exc:
-                    result.error = _exit_message(exc)
-                if result.error is not None:
-                    result.notes.extend(_skipped_export_notes(result.error, skipped_exports, folder))
+                result = traced(number, line, body)
+                if result is not None and result.error is not None:
                     break
                 continue
             if command.startswith("%%"):
                 report.skipped.append(number)
                 continue
-            error = _run_plain(transformer.transform_cell(cell.source), number, namespace)
+            error = _run_plain(transformer.transform_cell(source), number, namespace)
+            if error is not None and any(c.cell == number and c.error for c in report.cells):
+                break  # a run_cell_magic('leapp_trace', ...) in the cell failed: reported as that cell
             if error is not None:
                 report.cells.append(CellReport(number, error=error,
                                                notes=_skipped_export_notes(error, skipped_exports, folder)))
                 break
     return report
+
+
+# a cell that runs the magic itself: get_ipython().run_cell_magic('leapp_trace', ...) (in the notebook's JSON text)
+_RUNS_THE_MAGIC = re.compile(r"run_cell_magic\(\s*\\?[\"']leapp_trace")
+# Cell magics that run the rest of their cell as a cell of its own (a %%leapp_trace under them is traced)
+_TRANSPARENT = frozenset({"%%time", "%%capture"})
+
+
+class _MagicFailed(Exception):
+    """A ``run_cell_magic('leapp_trace', ...)`` whose trace failed: ends the cell that called it (reported)."""
 
 
 def _skipped_export_notes(error: str, skipped: list[tuple[int, str]], folder: Path) -> list[str]:
@@ -400,7 +467,8 @@ def _validate(paths: Sequence[Path]) -> None:
             raise UsageProblem(f"{path}: not UTF-8 text (byte {exc.start})") from exc
         except OSError as exc:
             raise UsageProblem(f"{path}: cannot read it: {exc.strerror or exc}") from exc
-        if path.suffix == ".ipynb" and not traced_cell_numbers(_read_notebook(path, text)):
+        if path.suffix == ".ipynb" and not traced_cell_numbers(_read_notebook(path, text)) \
+                and not _RUNS_THE_MAGIC.search(text):
             raise UsageProblem(f"{path}: no {MAGIC_PREFIX} cell, nothing to check")
         if path.suffix == ".py" and not _DECLARES_NODE.search(text):
             raise UsageProblem(f"{path}: declares no node; check traces scripts that call "

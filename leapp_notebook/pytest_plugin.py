@@ -180,7 +180,8 @@ class LeappOtherCells(_LeappItem):
 
     def runtest(self) -> None:
         report = self.parent.checked()
-        failed = next((c for c in report.cells if c.error is not None and c.cell not in self.traced), None)
+        # (a cell that traces through get_ipython().run_cell_magic('leapp_trace', ...) has no item of its own)
+        failed = next((c for c in report.cells if c.failed and c.cell not in self.traced), None)
         if failed is not None:
             raise LeappCellFailed(_cell_report(failed))
 

@@ -543,3 +543,51 @@ def test_a_help_cell_runs_nothing_as_in_jupyter(tmp_path, capsys):
     book = write_notebook(tmp_path / "help.ipynb", SETUP, "%%leapp_trace --help\n" + SEED_INTERP_CELL, CLEAN_CELL)
     code, out, _ = check(str(book), capsys=capsys)
     assert code == 0 and "cell magics skipped in cells 3" in out and "untraced-call" not in out
+
+
+@pytest.mark.parametrize("wrap", ["%%time\n", "%%capture captured\n", "%%time\n%%capture captured\n"])
+def test_a_traced_cell_under_time_or_capture_is_checked(tmp_path, capsys, wrap):
+    """``%%time`` / ``%%capture`` run the rest of their cell as a cell of its own, so Jupyter traces a
+    ``%%leapp_trace`` under them; check skipped the whole cell as an unknown magic and exited 0 on a notebook whose
+    traced cell has an error (found by a helper: a CI false pass)."""
+    book = write_notebook(tmp_path / "timed.ipynb", SETUP, wrap + "%%leapp_trace\n" + SEED_INTERP_CELL,
+                          wrap + "z = raw_state * 2")
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 1 and "1 error" in out and "cell 3" in out, out
+    assert "cell magics skipped" not in out
+
+
+def test_run_cell_magic_of_leapp_trace_in_a_cell_is_checked(tmp_path, capsys):
+    """``get_ipython().run_cell_magic('leapp_trace', '', src)``: traced by Jupyter, silently skipped by check's
+    stand-in shell before. Reported as its cell; the pytest plugin fails the notebook's other-cells item for it."""
+    body = SEED_INTERP_CELL.replace("'", "\\'")
+    book = write_notebook(tmp_path / "explicit.ipynb", SETUP, f"get_ipython().run_cell_magic('leapp_trace', '', '''{body}''')")
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 1 and "1 error" in out and "cell 3" in out, out
+
+
+def test_two_notebooks_with_their_own_helper_modules_each_run_their_own(tmp_path, capsys):
+    """Two notebooks in one check, each importing its folder's ``utils.py``: the second ran the first's module from
+    ``sys.modules`` and passed where it alone fails (found by a helper: a CI false pass)."""
+    for folder, body in (("a", "return x * 2.0 + 1.0"),
+                         ("b", "return np.interp(x, np.array([0.0, 0.5, 1.0]), np.array([0.0, 2.0, 10.0])) + x")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "utils.py").write_text(f"import numpy as np\n\ndef pre(x):\n    {body}\n")
+        write_notebook(tmp_path / folder / "pipeline.ipynb", SETUP + "from utils import pre\n",
+                       '%%leapp_trace\nx = annotate.input_tensors("node", {"x": raw_state})\ny = pre(x)\n'
+                       'annotate.output_tensors("node", {"y": y})\n')
+    code, out, _ = check(str(tmp_path / "a" / "pipeline.ipynb"), str(tmp_path / "b" / "pipeline.ipynb"),
+                         capsys=capsys)
+    assert code == 1 and "np.interp" in out and "1 error" in out, out
+    assert "utils" not in sys.modules or not str(getattr(sys.modules["utils"], "__file__", "")).startswith(
+        str(tmp_path))
+
+
+def test_a_cell_calling_os_exit_is_a_failure_not_a_silent_exit_0(tmp_path, capsys):
+    """``os._exit(0)`` in a cell ended the whole check with status 0 and no report, after a traced cell with an
+    error (found by a helper). It raises while check runs: the cell fails, the report is printed."""
+    book = write_notebook(tmp_path / "exits.ipynb", SETUP, "%%leapp_trace\n" + SEED_INTERP_CELL,
+                          "import os\nos._exit(0)")
+    code, out, _ = check(str(book), capsys=capsys)
+    assert code == 1 and "os._exit(0) called" in out, out
+    assert os._exit.__module__ == "posix" or os._exit.__name__ == "_exit"
