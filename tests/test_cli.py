@@ -561,7 +561,8 @@ def test_run_cell_magic_of_leapp_trace_in_a_cell_is_checked(tmp_path, capsys):
     """``get_ipython().run_cell_magic('leapp_trace', '', src)``: traced by Jupyter, silently skipped by check's
     stand-in shell before. Reported as its cell; the pytest plugin fails the notebook's other-cells item for it."""
     body = SEED_INTERP_CELL.replace("'", "\\'")
-    book = write_notebook(tmp_path / "explicit.ipynb", SETUP, f"get_ipython().run_cell_magic('leapp_trace', '', '''{body}''')")
+    book = write_notebook(tmp_path / "explicit.ipynb", SETUP,
+                          f"get_ipython().run_cell_magic('leapp_trace', '', '''{body}''')")
     code, out, _ = check(str(book), capsys=capsys)
     assert code == 1 and "1 error" in out and "cell 3" in out, out
 
