@@ -604,9 +604,10 @@ class _Commit:
     stays as it is (the staging folder cannot be made there: ``ExportBlocked``).
     """
 
-    def __init__(self, target: Path, names: list[str]):
+    def __init__(self, target: Path, names: list[str], stale: list[str] | None = None):
         self.shown = target
         self.names = names
+        self.stale = stale or []  # the previous export's files this one does not rewrite: removed with it
         self.created: list[Path] = []
         self.staging: Path | None = None
         self.in_place = False
@@ -682,7 +683,7 @@ class _Commit:
                 return False
             if not os.access(real, os.W_OK | os.X_OK):
                 return False
-            names = set(self.names)
+            names = set(self.names) | set(self.stale)
             with os.scandir(real) as entries:
                 if any(entry.name not in names or entry.is_dir(follow_symlinks=False) for entry in entries):
                     return False
@@ -724,7 +725,7 @@ class _Commit:
         at the target and the swap is moved into the new folder first; the folder itself goes only when empty
         (``rmdir``), so an entry made during the clean-up is moved too. Where an entry cannot be moved, the folder
         stays, with it."""
-        names = set(self.names)
+        names = set(self.names) | set(self.stale)
         for _ in range(16):
             try:
                 with os.scandir(previous) as entries:
@@ -804,6 +805,9 @@ class _Commit:
                         _rename(previous / name, self.real / name)
             shutil.rmtree(previous, ignore_errors=True)
             raise
+        for name in self.stale:  # the previous export's other models go with it (left as they are if they cannot)
+            with contextlib.suppress(OSError):
+                _rename(self.real / name, previous / name)
         shutil.rmtree(previous, ignore_errors=True)
         _fsync_directory(self.real)
 
@@ -844,8 +848,44 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
             bar.stop()
 
 
+def _previous_export(trace: Any, target: Path, yaml_name: str, files: list[str], force: bool) -> list[str]:
+    """What the folder holds of a previous export under the same YAML name: the previous export's model files of
+    the names this export does not write (a re-export with fewer formats left the previous graph's ``node.onnx``
+    beside the new ``node.pt``: stale models, found by an exploration session), to be removed with it. Refused
+    without ``force``: a YAML this package did not write (a pipeline of yours would be replaced), and one that
+    describes nodes this export does not hold (their models would be left out of the pipeline)."""
+    path = target / f"{yaml_name}.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:  # none there, or none this export could replace either (its own error says why)
+        return []
+    except UnicodeDecodeError:
+        text = ""
+    try:
+        described = yaml.safe_load(text) if text else None
+    except yaml.YAMLError:
+        described = None
+    ours = isinstance(described, dict) and "exported by: leapp_notebook" in text
+    nodes = list(described.get("models") or {}) if ours and isinstance(described.get("models"), dict) else []
+    others = [node for node in nodes if node not in trace.nodes]
+    if not force and (not ours or others):
+        why = (f"it describes node{'s' if len(others) > 1 else ''} {', '.join(repr(n) for n in others)}, which this "
+               "export does not hold: its models would be left out of the pipeline" if ours else
+               "it was not written by leapp_notebook's export, and would be replaced")
+        raise ExportBlocked(f"export refused: nothing was written. {path} exists and {why}. Export every node from "
+                            "one trace (one cell), choose another folder or another YAML name (name=...), or pass "
+                            "force=True to replace it.")
+    written = set(files)
+    return sorted({f"{node}{suffix}" for node in nodes for suffix in SUFFIX.values()
+                   if f"{node}{suffix}" not in written and (target / f"{node}{suffix}").is_file()})
+
+
 def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, force: bool,
             progress: Callable[[int, int], None]) -> list[Path]:
+    plan = [(node, backend, f"{node.name}{SUFFIX[backend]}") for node in trace.nodes.values()
+            for backend in chosen]
+    files = [file for _, _, file in plan] + [f"{yaml_name}.yaml"]
+    stale = _previous_export(trace, target, yaml_name, files, force)
     probing = _probe_needed(trace)
     steps = int(probing) + len(trace.nodes) * len(chosen) + 2  # the probe, the models, the check, the YAML
     done = 0
@@ -869,10 +909,7 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
                             "force=True to export anyway with `validated: false` and the hazards recorded in the "
                             "YAML.")
 
-    plan = [(node, backend, f"{node.name}{SUFFIX[backend]}") for node in trace.nodes.values()
-            for backend in chosen]
-    files = [file for _, _, file in plan] + [f"{yaml_name}.yaml"]
-    commit = _Commit(target, files)
+    commit = _Commit(target, files, stale)
     try:
         staging = commit.stage()
         written: list[tuple[Node, str, Path]] = []

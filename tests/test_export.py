@@ -820,3 +820,54 @@ def test_a_refusal_with_no_error_hazard_does_not_point_at_fixes(tmp_path):
     with pytest.raises(ln.ExportBlocked) as refused:
         t.export(tmp_path / "out")
     assert "each hazard has one" not in str(refused.value) and "first mismatch" in str(refused.value)
+
+
+def _node_trace(node="node", scale="2.0"):
+    return ln.trace_cell(f'x = annotate.input_tensors("{node}", {{"x": raw}})\ny = x * {scale} + 1.0\n'
+                         f'annotate.output_tensors("{node}", {{"y": y}})\n', {"np": np, "raw": RAW.copy()})
+
+
+@pytest.mark.parametrize("with_note", [False, True])   # swapped whole / replaced in place (a file of yours beside)
+def test_a_re_export_with_fewer_formats_removes_the_previous_exports_other_models(tmp_path, with_note):
+    """Exported as jit, onnx and pt2, then again as jit alone: the previous graph's node.onnx and node.pt2 stayed
+    beside the new node.pt and YAML (found by a helper: a stale model, scale 2 where the graph says 5). They go with
+    the export they belong to; a file of yours stays."""
+    target = tmp_path / "deploy"
+    _node_trace(scale="2.0").export(target, formats="jit,onnx,pt2")
+    if with_note:
+        (target / "notes.txt").write_text("mine")
+    _node_trace(scale="5.0").export(target, formats="jit")
+    assert sorted(p.name for p in target.iterdir()) == ["graph.yaml", "node.pt"] + (["notes.txt"] if with_note else [])
+    out = torch.jit.load(str(target / "node.pt"))(torch.ones(4))
+    assert torch.allclose(out[0] if isinstance(out, tuple) else out, torch.full((4,), 6.0))
+    assert checksums_match(target / "graph.yaml") and leftovers(target) == []
+
+
+def test_an_export_of_other_nodes_into_a_pipeline_folder_is_refused_without_force(tmp_path):
+    """A second trace's node exported into a folder whose graph.yaml describes the first trace's node replaced the
+    YAML: node 'a' and a.pt were left out of the pipeline, silently (found by a helper). Refused, nothing written;
+    force=True replaces it, the previous export's models with it."""
+    target = tmp_path / "deploy"
+    _node_trace("a").export(target)
+    before = snapshot(target)
+    with pytest.raises(ln.ExportBlocked, match="describes node 'a', which this export does not hold"):
+        _node_trace("b").export(target)
+    assert snapshot(target) == before
+    _node_trace("b").export(target, force=True)
+    assert sorted(p.name for p in target.iterdir()) == ["b.pt", "graph.yaml"]
+    assert list(yaml.safe_load((target / "graph.yaml").read_text())["models"]) == ["b"]
+    _node_trace("b").export(target, name="other")     # another YAML name is another pipeline
+    assert (target / "other.yaml").exists() and (target / "graph.yaml").exists()
+
+
+def test_a_yaml_of_yours_is_not_replaced_without_force(tmp_path):
+    """A hand-written graph.yaml (not an export of this package) was replaced without a word."""
+    target = tmp_path / "deploy"
+    target.mkdir()
+    (target / "graph.yaml").write_text("# my pipeline\nmodels: {}\n")
+    with pytest.raises(ln.ExportBlocked, match="not written by leapp_notebook's export"):
+        _node_trace().export(target)
+    assert (target / "graph.yaml").read_text() == "# my pipeline\nmodels: {}\n"
+    assert sorted(p.name for p in target.iterdir()) == ["graph.yaml"]
+    _node_trace().export(target, force=True)
+    assert checksums_match(target / "graph.yaml")

@@ -744,13 +744,14 @@ def test_an_argument_check_of_torch_distributions_is_named_with_its_switch(profi
 
 
 def test_a_branch_inside_torch_code_names_the_library_line():
-    """A branch in a torch function the table does not know keeps the generic message, with torch's own line as
-    the hazard's location (the frame walk for the cell line skips torch's files)."""
+    """A branch in a torch function the table does not know has torch's own line as the hazard's location (the frame
+    walk for the cell line skips torch's files); in torch's own assertion it decides only whether it raises: a
+    check, a warning."""
     cell = ("t = annotate.input_tensors('node', {'x': x})\nu = t * 2\ntorch.testing.assert_close(u, t + t)\n"
             "annotate.output_tensors('node', {'y': u})\n")
     (hazard,) = ln.trace_cell(cell, {"torch": torch, "x": torch.rand(3)}).hazards
-    assert hazard.kind == "data-dependent-branch" and hazard.line == 3
-    assert hazard.message.startswith("the truth value of traced data decides control flow here")
+    assert hazard.kind == "data-dependent-branch" and hazard.line == 3 and hazard.severity == "warning"
+    assert hazard.message.startswith("the truth value of traced data decides only whether the code raises here")
     assert hazard.location.startswith("torch/testing/") and " in " in hazard.location
     # a branch in the cell itself has no location
     cell = ("t = annotate.input_tensors('node', {'x': x})\nu = t * 2\nif u.sum() > 100:\n    u = u + 1\n"
