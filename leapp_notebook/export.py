@@ -353,11 +353,29 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
                     if not agree:
                         problem = f"at index {first} {have[first].item()!r}, expected {want[first].item()!r}"
                 if problem is not None:
+                    if not forced and _graph_disagrees(node, arrays, index, want):
+                        # the file holds the graph; the cell computes something else now than when it was traced
+                        # (a constant it reads changed in place since: W[:] = ... in a later cell)
+                        raise RuntimeError(f"the traced graph of node '{node.name}' no longer agrees with the cell "
+                                           f"on fresh input set {attempt} (output '{spec.name}' {problem}): "
+                                           "something the cell reads changed since it was traced (a constant "
+                                           "written in place by a later cell?); re-run the cell to trace it again")
                     raise RuntimeError(f"{path.name} ({backend}) loaded back from disk disagrees with "
                                        f"{against} on fresh input set {attempt}: output '{spec.name}' "
                                        f"{problem}")
 
 
+
+
+def _graph_disagrees(node: Node, arrays: list[Any], index: int, want: np.ndarray) -> bool:
+    """Whether the traced graph itself (not the file written from it) disagrees with the eager cell's output."""
+    try:
+        have = _numpy_of(node(*arrays)[index])
+    except Exception:  # noqa: BLE001 - a graph that fails here: the file's message is the one to give
+        return False
+    if have.shape != want.shape or have.dtype != want.dtype:
+        return True
+    return not compare(want, have.astype(want.dtype))[0]
 
 
 # ------------------------------------------------------------------------------------------

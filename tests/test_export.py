@@ -871,3 +871,17 @@ def test_a_yaml_of_yours_is_not_replaced_without_force(tmp_path):
     assert sorted(p.name for p in target.iterdir()) == ["graph.yaml"]
     _node_trace().export(target, force=True)
     assert checksums_match(target / "graph.yaml")
+
+
+def test_a_constant_changed_after_the_trace_is_named_not_the_file(tmp_path):
+    """``W[:] = ...`` in a later cell, then Export: the check refused blaming the written file ("node.pt loaded back
+    from disk disagrees with the eager cell"), which holds the graph faithfully. It says the graph no longer agrees
+    with the cell and to re-run it."""
+    weights = np.array([1.0, 2.0, 3.0, 4.0])
+    t = ln.trace_cell('x = annotate.input_tensors("node", {"x": raw})\ny = x * W\n'
+                      'annotate.output_tensors("node", {"y": y})\n', {"np": np, "W": weights, "raw": RAW.copy()})
+    assert t.probe(seed=0).passed
+    weights[:] = [10.0, 20.0, 30.0, 40.0]
+    with pytest.raises(ln.ExportBlocked, match="no longer agrees with the cell.*re-run the cell"):
+        t.export(tmp_path / "deploy")
+    assert not (tmp_path / "deploy").exists()
