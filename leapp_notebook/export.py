@@ -32,7 +32,7 @@ import torch
 import yaml
 
 from .probe import _progress_callback, carried_precisions, compare, draw_inputs, graph_key, kept_module_state
-from .tracing.types import EXPORT_WITH, ExportBlocked, Node, TraceError
+from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Node, TraceError
 
 __all__ = ["export", "FORMATS", "EXPORT_WITH"]
 
@@ -913,7 +913,12 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
         done += 1
         progress(done, steps)
 
-    report = trace.probe(seed=0) if probing else trace.last_probe  # a fresh one (seed 0) unless one is current
+    try:
+        report = trace.probe(seed=0) if probing else trace.last_probe  # a fresh one (seed 0) unless one is current
+    except CellError as exc:  # the cell raised on the probe's inputs: export takes no ranges, the probe does
+        raise ExportBlocked(f"export refused: nothing was written. The probe it runs first could not: {exc}. "
+                            "Run trace.probe(ranges={name: (low, high)}) with ranges where the cell runs, then "
+                            "export again: it uses that probe.") from exc
     if probing:
         step()
     reasons = _blocking_reasons(trace, report)

@@ -258,6 +258,12 @@ class _Sampler:
             self.bounds = None
         elif bounds is not None:
             self.bounds = (float(bounds[0]), float(bounds[1]))
+        elif self.dtype.kind in "iu" and sample.size:
+            # integers are often indices, ids or counts: drawn within what the trace gave (one value v: 0..v),
+            # never past it (an index input traced up to 4 was drawn up to 5, out of range for an axis of 5, so the
+            # probe and the export could never run: found by an exploration session)
+            lo, hi = int(sample.min()), int(sample.max())
+            self.bounds = (float(min(lo, 0)), float(max(hi, 0))) if lo == hi else (float(lo), float(hi))
         else:
             self.bounds = _derived_range(sample)
         if self.dtype.kind in "iu":

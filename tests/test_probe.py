@@ -298,10 +298,38 @@ def test_ranges_are_derived_from_the_traced_values(seed_namespace):
     assert lo == pytest.approx(0.02) and hi == pytest.approx(0.98)  # [0.1, 0.9] padded by 10%, sign kept
     namespace = {"np": np, "c": np.full(3, 5.0), "i": np.array([3, 1, 4], np.int32), "f": np.array([True])}
     tr = ln.trace_cell("y = c * i + f", namespace, inputs=["c", "i", "f"], outputs=["y"])
-    assert input_ranges(tr) == {"c": (2.5, 7.5), "i": (0, 5), "f": None}  # degenerate range widened
+    # a degenerate float range widened; integers (indices, ids, counts) within the traced ones, never past them
+    assert input_ranges(tr) == {"c": (2.5, 7.5), "i": (1, 4), "f": None}
     drawn = draw_inputs(tr, np.random.default_rng(0), {"c": (-1, 1)})["node"]
     assert drawn["c"].dtype == np.float64 and drawn["i"].dtype == np.int32 and drawn["f"].dtype == np.bool_
-    assert np.all(np.abs(drawn["c"]) <= 1) and np.all((drawn["i"] >= 0) & (drawn["i"] <= 5))
+    assert np.all(np.abs(drawn["c"]) <= 1) and np.all((drawn["i"] >= 1) & (drawn["i"] <= 4))
+
+
+def test_an_integer_index_input_is_probed_and_exported_within_its_traced_values(tmp_path):
+    """An index input traced up to 4 (an axis of 5) was drawn up to 5: the eager cell raised IndexError on the
+    probe's inputs, so neither the probe nor the export (which raised CellError, advising a ranges= it does not
+    take) could run; found by an exploration session. One traced value v draws 0..v."""
+    cell = ('v = annotate.input_tensors("node", {"x": rx, "idx": ridx, "k": rk})\n'
+            'y = np.take_along_axis(v["x"], v["idx"], axis=1) + np.take(v["x"], v["k"], axis=1)[:, None]\n'
+            'annotate.output_tensors("node", {"y": y})\n')
+    namespace = {"np": np, "rx": np.ones((3, 5), np.float32), "ridx": np.array([[0, 4], [2, 1], [3, 3]]),
+                 "rk": np.array(3)}
+    tr = ln.trace_cell(cell, namespace, profile="full")
+    assert input_ranges(tr)["idx"] == (0, 4) and input_ranges(tr)["k"] == (0, 3)
+    assert tr.probe(16, seed=0).passed
+    assert [p.name for p in tr.export(tmp_path / "deploy")] == ["node.pt", "graph.yaml"]
+
+
+def test_an_export_whose_probe_cannot_run_is_refused_with_what_to_do(tmp_path):
+    """The cell raises on some fresh inputs: export refused (ExportBlocked, not the probe's CellError), naming
+    trace.probe(ranges=...), which export then uses."""
+    tr = ln.trace_cell("y = np.sqrt(x)\nassert (x < 0.9).all(), 'reading out of range'",
+                       {"np": np, "x": np.array([0.1, 0.85], np.float32)}, inputs=["x"], outputs=["y"])
+    with pytest.raises(ln.ExportBlocked, match=r"could not: .*reading out of range.*trace.probe\(ranges="):
+        tr.export(tmp_path / "deploy")
+    assert not (tmp_path / "deploy").exists()
+    tr.probe(ranges={"x": (0.0, 0.85)})
+    assert tr.export(tmp_path / "deploy")
 
 
 def test_user_ranges_bound_every_probe_input():
