@@ -311,7 +311,7 @@ def _load(backend: str, path: Path, node: Node) -> Callable[..., tuple[np.ndarra
                            "an input the graph does not use?)")
 
     def run_onnx(*arrays: Any) -> tuple[np.ndarray, ...]:
-        return tuple(session.run(None, {name: np.ascontiguousarray(_numpy_of(a))
+        return tuple(session.run(None, {name: np.asarray(_numpy_of(a), order="C")
                                         for name, a in zip(want, arrays, strict=True)}))
 
     return run_onnx

@@ -885,3 +885,14 @@ def test_a_constant_changed_after_the_trace_is_named_not_the_file(tmp_path):
     with pytest.raises(ln.ExportBlocked, match="no longer agrees with the cell.*re-run the cell"):
         t.export(tmp_path / "deploy")
     assert not (tmp_path / "deploy").exists()
+
+
+def test_a_node_with_a_0d_input_exports_to_onnx(tmp_path):
+    """The reload check fed onnxruntime np.ascontiguousarray(input), which makes a 0-d array 1-d: the (right) model
+    answered shape (1,) and the export was refused (found by an exploration session)."""
+    pytest.importorskip("onnxruntime")
+    tr = ln.trace_cell('v = annotate.input_tensors("node", {"x": rx, "k": rk})\ny = v["x"] * v["k"] + 1.0\n'
+                       'annotate.output_tensors("node", {"y": y, "k2": v["k"] * 2})\n',
+                       {"np": np, "rx": np.array([0.5, -0.3], np.float32), "rk": np.array(2.0, np.float32)},
+                       profile="full")
+    assert [p.name for p in tr.export(tmp_path / "deploy", formats="onnx")] == ["node.onnx", "graph.yaml"]
