@@ -28,7 +28,7 @@ from rich.text import Text
 
 from .export import chosen_formats
 from .render.labels import printable
-from .trace import PROFILES, trace_cell
+from .trace import PROFILES, message_of, trace_cell
 from .tracing.types import EXPORT_WITH, CellError, ExportBlocked, Hazard, TraceError
 
 EXIT_CLEAN, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -377,10 +377,15 @@ def _run_plain(source: str, number: int, namespace: dict[str, Any]) -> str | Non
     except SystemExit as exc:
         line = _line_in(exc, filename)
         return f"line {line}: {_exit_message(exc)}"
-    except Exception as exc:  # noqa: BLE001 - any failure of the user's cell is reported, not raised
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of the user's cell is reported, not raised
         line = exc.lineno if isinstance(exc, SyntaxError) else _line_in(exc, filename)
-        return f"line {line}: {type(exc).__name__}: {exc}"
+        return f"line {line}: {type(exc).__name__}: {message_of(exc)}"
     return None
+
+
+
 
 
 def _line_in(exc: BaseException, filename: str) -> int | None:
@@ -492,7 +497,11 @@ def _read_notebook(path: Path, text: str) -> Any:
     import nbformat
 
     try:
-        return nbformat.reads(text, as_version=4)
+        notebook = nbformat.reads(text, as_version=4)
+        for number, cell in enumerate(notebook.cells, start=1):  # (nbformat reads a cell without a source)
+            if not isinstance(cell.get("cell_type"), str) or not isinstance(cell.get("source"), str):
+                raise ValueError(f"cell {number} has no source text")
+        return notebook
     except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and key errors alike
         reason = " ".join(str(exc).split())[:160] or type(exc).__name__
         raise UsageProblem(f"{path}: not a readable notebook ({type(exc).__name__}: {reason})") from exc
@@ -553,16 +562,30 @@ def _main(args: argparse.Namespace) -> int:
             reports.append(check(path, probe=args.probe, profile=args.profile, status=status, export=export,
                                  **options))
     code = EXIT_FAILED if any(report.failed for report in reports) else EXIT_CLEAN
-    if args.json:
-        print(json.dumps({"exit_code": code, "files": [r.to_dict() for r in reports]}, indent=2))
-    else:
-        _print_reports(Console(highlight=False, force_jupyter=False), reports, code)
+    try:
+        if args.json:
+            print(json.dumps({"exit_code": code, "files": [r.to_dict() for r in reports]}, indent=2))
+        else:
+            _print_reports(_ReportConsole(highlight=False, force_jupyter=False), reports, code)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader stopped reading (check ... | head): the status is the check's, not 1 for a broken pipe (a clean
+        # run gave the "hazards found" status under `set -o pipefail`); nothing more is written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code
 
 
 # ------------------------------------------------------------------------------------------
 # the rich report
 # ------------------------------------------------------------------------------------------
+
+class _ReportConsole(Console):
+    """rich's Console, but a closed pipe is the caller's to handle (rich exits with status 1 on one)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
 
 _SEVERITY = {"error": ("✗", "bold red"), "warning": ("!", "bold yellow")}
 

@@ -410,9 +410,17 @@ def _names(value: Any, what: str) -> list[str] | None:
     return names
 
 
+def message_of(exc: BaseException) -> str:
+    """``str(exc)``, or what can be said when the exception's own ``__str__`` fails (a user's exception class)."""
+    try:
+        return str(exc)
+    except Exception as failure:  # noqa: BLE001 - the user's __str__
+        return f"<its message could not be made: {type(failure).__name__}: {message_of(failure)}>"
+
+
 def _why(exc: BaseException) -> str:
     """What a cell error that only the tracer causes means, and the way around it."""
-    if isinstance(exc, (RuntimeError, TypeError)) and "not a storage 'TracedArray'" in str(exc):
+    if isinstance(exc, (RuntimeError, TypeError)) and "not a storage 'TracedArray'" in message_of(exc):
         # torch's legacy constructors (torch.Tensor(x), torch.FloatTensor(x)) take the tracer's array type, which
         # lets torch's other calls reach the recorder, for a tensor and find no storage; nothing can wrap them
         return (". torch.Tensor(x) and the legacy types (torch.FloatTensor(x), ...) cannot take a traced array: "
@@ -499,7 +507,8 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
         except BaseException as exc:
             line = _cell_line(exc, filename)
             text = sess.line_text(line).strip()
-            raise CellError(f"line {line}: {type(exc).__name__}: {exc}{_why(exc)}" + (f"\n    {text}" if text else ""),
+            raise CellError(f"line {line}: {type(exc).__name__}: {message_of(exc)}{_why(exc)}"
+                            + (f"\n    {text}" if text else ""),
                             line, text) from exc
         if output_names is not None:
             values = {}

@@ -592,3 +592,47 @@ def test_a_cell_calling_os_exit_is_a_failure_not_a_silent_exit_0(tmp_path, capsy
     code, out, _ = check(str(book), capsys=capsys)
     assert code == 1 and "os._exit(0) called" in out, out
     assert os._exit.__module__ == "posix" or os._exit.__name__ == "_exit"
+
+
+@pytest.mark.parametrize("cell", [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None},
+                                  {"cell_type": "code", "source": 5, "metadata": {}, "outputs": [],
+                                   "execution_count": None}])
+def test_a_notebook_cell_without_source_text_is_a_usage_error_in_one_line(tmp_path, capsys, cell):
+    """A code cell with no ``source`` (or a number) crashed check with a traceback and exit 1 (found by a helper)."""
+    path = tmp_path / "broken.ipynb"
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    code, _, err = check(str(path), capsys=capsys)
+    assert code == 2 and "not a readable notebook" in err and "cell 1 has no source text" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("raised, shown", [
+    ("class Stop(BaseException):\n    pass\nraise Stop('stop here')", "Stop: stop here"),
+    ("raise GeneratorExit()", "GeneratorExit"),
+    ("class E(Exception):\n    def __str__(self):\n        return 1 / 0\nraise E()", "its message could not be made"),
+])
+@pytest.mark.parametrize("traced", [False, True])
+def test_any_exception_of_a_cell_is_a_failed_cell_not_a_traceback(tmp_path, capsys, raised, shown, traced):
+    """A BaseException subclass, GeneratorExit, or an exception whose message fails escaped check as a traceback of
+    its own code, with no report (found by a helper)."""
+    body = raised + "\n"
+    cells = [SETUP, CLEAN_CELL]
+    if traced:
+        cells.append('%%leapp_trace\nx = annotate.input_tensors("node", {"x": raw_state})\n' + body +
+                     'annotate.output_tensors("node", {"y": x * 2})\n')
+    else:
+        cells.append(body)
+    code, out, err = check(str(write_notebook(tmp_path / "raises.ipynb", *cells)), capsys=capsys)
+    assert code == 1 and shown in " ".join(out.split()) and "Traceback" not in err, (out, err)
+
+
+def test_a_clean_check_read_by_head_exits_0(tmp_path):
+    """``check clean.ipynb | head -c 10``: the closed pipe made rich exit with status 1, the "hazards found"
+    status, under ``set -o pipefail`` (found by a helper)."""
+    book = write_notebook(tmp_path / "clean.ipynb", SETUP, CLEAN_CELL)
+    for extra in ([], ["--json"]):
+        process = subprocess.Popen([sys.executable, "-m", "leapp_notebook", "check", str(book), *extra],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process.stdout.close()  # before the report is written: its first write finds the pipe closed
+        err = process.stderr.read().decode()
+        assert process.wait(timeout=300) == 0 and "Traceback" not in err, err
