@@ -485,11 +485,16 @@ def _distinct_export_folders(paths: Sequence[Path]) -> None:
     write into the same folders, the second replacing the first's models."""
     seen: dict[str, Path] = {}
     for path in paths:
-        first = seen.setdefault(path.stem, path)
-        if first.resolve() != path.resolve():
-            raise UsageProblem(f"{first} and {path} would export into the same folders "
-                               f"(--export DIR/{path.stem}-cell<N>): check them in separate runs, with a --export "
-                               "folder each")
+        if path.suffix == ".ipynb":  # the folders of its traced cells (and of one of the same name's cells)
+            numbers = traced_cell_numbers(_read_notebook(path, path.read_text(encoding="utf-8")))
+            folders = [f"{path.stem}-cell{number}" for number in numbers] + [path.stem]
+        else:
+            folders = [path.stem]
+        for folder in folders:
+            first = seen.setdefault(folder, path)
+            if first.resolve() != path.resolve():
+                raise UsageProblem(f"{first} and {path} would export into the same folders (--export "
+                                   f"DIR/{folder}): check them in separate runs, with a --export folder each")
 
 
 def _read_notebook(path: Path, text: str) -> Any:

@@ -636,3 +636,15 @@ def test_a_clean_check_read_by_head_exits_0(tmp_path):
         process.stdout.close()  # before the report is written: its first write finds the pipe closed
         err = process.stderr.read().decode()
         assert process.wait(timeout=300) == 0 and "Traceback" not in err, err
+
+
+def test_a_notebook_cell_and_a_script_of_its_folder_name_are_a_usage_error(tmp_path, capsys):
+    """``check nb.ipynb nb-cell3.py --export DIR``: the notebook's cell 3 and the script both export into
+    DIR/nb-cell3, the script's replacing the notebook's pipeline (found by a helper: exit 0). Refused before
+    anything runs."""
+    book = write_notebook(tmp_path / "nb.ipynb", SETUP, CLEAN_CELL)  # the traced cell is cell 3
+    script = tmp_path / "nb-cell3.py"
+    script.write_text("import numpy as np\nraw = np.ones(3)\nx = annotate.input_tensors('other', {'x': raw})\n"
+                      "annotate.output_tensors('other', {'y': x * 5})\n")
+    code, _, err = check(str(book), str(script), "--export", str(tmp_path / "deploy"), capsys=capsys)
+    assert code == 2 and "DIR/nb-cell3" in err and not (tmp_path / "deploy").exists(), err
