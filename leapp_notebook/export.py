@@ -20,9 +20,11 @@ import os
 import platform
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -859,11 +861,44 @@ def export(trace: Any, directory: Any, *, formats: Iterable[str] = ("jit",), for
         raise TraceError(f"force must be True or False, got {force!r}")
     report_progress, bar = _progress_callback(progress, "exporting")
     try:
-        with kept_module_state(trace):  # its checks run the cell and the graphs: the user's modules are left as is
+        with kept_module_state(trace), _interrupts():  # the user's modules are left as is; Ctrl-C is kept
             return _export(trace, target, chosen, yaml_name, force, report_progress or (lambda done, total: None))
     finally:
         if bar is not None:
             bar.stop()
+
+
+_INTERRUPTED = [False]  # a Ctrl-C arrived during the export (_interrupts)
+
+
+@contextlib.contextmanager
+def _interrupts() -> Any:
+    """Remember a Ctrl-C that arrives during the export, as well as raising it: torch's TorchScript compiler calls
+    back into Python (inspect) and swallows the KeyboardInterrupt raised there, so the export went on and replaced
+    the previous one (found by an exploration session). ``_export`` raises it again at its next step. Only where
+    Python's own handler is in place, in the main thread."""
+    _INTERRUPTED[0] = False
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        _INTERRUPTED[0] = True
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _INTERRUPTED[0] = False
+
+
+def _still_wanted() -> None:
+    """Raise the Ctrl-C that arrived during the export, if something swallowed it."""
+    if _INTERRUPTED[0]:
+        raise KeyboardInterrupt
 
 
 def _previous_export(trace: Any, target: Path, yaml_name: str, files: list[str], force: bool) -> list[str]:
@@ -910,6 +945,7 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
 
     def step() -> None:
         nonlocal done
+        _still_wanted()
         done += 1
         progress(done, steps)
 
@@ -962,6 +998,7 @@ def _export(trace: Any, target: Path, chosen: tuple[str, ...], yaml_name: str, f
             raise _failed(target / Path(exc.filename).name if exc.filename else target, exc) from exc
         _write_file(staging / files[-1], text.encode(), target / files[-1])
         step()  # the last chance to cancel: the swap into the directory follows
+        _still_wanted()
         commit.commit()
     except BaseException:
         commit.abort()

@@ -896,3 +896,30 @@ def test_a_node_with_a_0d_input_exports_to_onnx(tmp_path):
                        {"np": np, "rx": np.array([0.5, -0.3], np.float32), "rk": np.array(2.0, np.float32)},
                        profile="full")
     assert [p.name for p in tr.export(tmp_path / "deploy", formats="onnx")] == ["node.onnx", "graph.yaml"]
+
+
+def test_a_ctrl_c_that_torchscript_swallows_still_cancels_the_export(tmp_path, monkeypatch):
+    """A SIGINT landing while torch.jit.script compiles the node raises KeyboardInterrupt inside the inspect call
+    TorchScript makes, which its C++ swallows: the export went on and replaced the previous one (found by an
+    exploration session). The interrupt is remembered and raised at the export's next step."""
+    import inspect
+    import signal
+
+    target = tmp_path / "deploy"
+    _node_trace(scale="2.0").export(target)
+    before = snapshot(target)
+    trace = _node_trace(scale="5.0")
+    trace.probe(seed=0)
+    real, sent = inspect.getsourcelines, []
+
+    def getsourcelines(obj):
+        if not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(obj)
+
+    monkeypatch.setattr(inspect, "getsourcelines", getsourcelines)
+    with pytest.raises(KeyboardInterrupt):
+        trace.export(target)
+    assert sent and snapshot(target) == before and leftovers(target) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
