@@ -212,7 +212,8 @@ def _drawing(name: str) -> Callable[..., Any]:
                 builder.report("seeded-random", line, [], name=name, location=location, call=f"np.random.{name}",
                                seed="np.random.seed", severity="warning")
             else:
-                builder.report("random", line, [], name=name, location=location, call=f"np.random.{name}")
+                builder.random_other.add((builder.report("random", line, [], name=name, location=location,
+                                                         call=f"np.random.{name}").kind, line))
         return result
 
     drawn.__wrapped__ = original  # type: ignore[attr-defined]

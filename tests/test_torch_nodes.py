@@ -1078,3 +1078,27 @@ def test_a_gradient_taken_inside_a_node_is_an_error_and_the_probe_runs_the_cell_
     report = trace.probe(8, seed=0)  # it raised CellError before
     assert not report.passed and "the graph raises" in str(report)
     np.testing.assert_allclose(trace.run_eager({"node": {"x": x}})["node"]["y"], 3 * x ** 2)
+
+
+@pytest.mark.parametrize("load, random", [
+    ("policy.load_state_dict(SD)", False),                                      # every drawn weight replaced
+    ("", True),                                                                 # the initial weights are the policy
+    ("policy.load_state_dict({k: v for k, v in SD.items() if k != '2.bias'}, strict=False)", True),  # one kept
+])
+def test_a_policy_built_in_the_node_and_loaded_is_not_random(load, random):
+    """``policy = nn.Sequential(...); policy.load_state_dict(SD)`` inside the node: nn.Linear's initial draws were a
+    nondeterministic error, though load_state_dict replaces them and the graph holds the loaded weights (found by an
+    exploration session: the probe passed while the error stood). Draws that stay in the policy are still one."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    state = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3)).state_dict()
+    cell = ("obs = annotate.input_tensors('node', {'obs': obs})\n"
+            "policy = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))\n"
+            f"{load}\npolicy.eval()\nwith torch.no_grad():\n    a = policy(torch.from_numpy(obs))\n"
+            "annotate.output_tensors('node', {'a': a.numpy()})\n")
+    t = ln.trace_cell(cell, {"np": np, "torch": torch, "nn": nn, "SD": state,
+                             "obs": np.ones((2, 8), np.float32)})
+    found = [(h.kind, h.line, h.severity) for h in t.hazards if h.kind == "nondeterministic"]
+    assert found == ([("nondeterministic", 2, "error")] if random else []), t.hazards
+    if not random:
+        assert t.ok and t.probe(8, seed=0).passed

@@ -360,6 +360,10 @@ class NodeBuilder:
         # LEAPP's dtype defects (torch-dtype) by hazard key: (the node, the torch dtype LEAPP's model computes it in);
         # settled when the node closes: no defect where every use casts the value to that dtype (finish)
         self.cast_back: dict[tuple[str, int | None], list[tuple[str, Any]]] = {}
+        # nn.init's draws of a module's initial weights by hazard key (the tensors drawn into), and the keys of every
+        # other random draw: a key only of initial weights load_state_dict replaced since is no hazard (finish)
+        self.init_draws: dict[tuple[str, int | None], list[Tensor]] = {}
+        self.random_other: set[tuple[str, int | None]] = set()
         self.genuine: dict[int, tuple[Any, fx.Node, Any, Any]] = {}  # const(): (array, node, contents, kept)
         self.modules: dict[int, str] = {}  # id(nn.Module) -> its submodule name in this node's root
         self.module_facts: dict[tuple[int, bool], tuple[Any, Any, list[str]]] = {}  # per module and training mode
@@ -627,6 +631,13 @@ class NodeBuilder:
                 hazard.message += " Its result does not reach any output of the node."
         if self.cast_back:
             self._settle_cast_back()
+        for key, drawn in self.init_draws.items():
+            if key not in self.random_other and key in self.hazards \
+                    and all(id(tensor) in self.session.loaded for tensor in drawn):
+                # policy = MLP(); policy.load_state_dict(SD): nn.Linear's initial draws, replaced by the loaded
+                # weights; the graph holds those (found by an exploration session: the probe passed, the error stood)
+                del self.hazards[key]
+        self.init_draws.clear()
         # Recorded calls were checked one by one as they were made (tracing/replay.py); the dtype pass runs
         # only when some node could not be (it runs on the bare graph, so fx generates code once, after it).
         if any(n.op != "get_attr" for n in self.fresh):  # constants need no check

@@ -177,6 +177,8 @@ class Session:
         self.seeded: set[str] = set()
         # the plain array an item assignment is about to write (tracing/stores.py: into, then the key's hook)
         self.into_target: tuple[Any, str] | None = None
+        # ids of the tensors nn.Module.load_state_dict filled during the trace (tensor._load_state_dict)
+        self.loaded: set[int] = set()
         # whether the cell made a selection by the data yet (a traced boolean mask as a key, np.nonzero, np.unique,
         # torch.nonzero, ...): until it does, a read of a traced value's size is not looked into (``size_read``)
         self.selected = False

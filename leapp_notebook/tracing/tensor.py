@@ -33,7 +33,7 @@ from . import session as _session
 from .builder import base_name, target_display
 from .dtypes import dtype_name, numpy_dtype
 from .facts import ModuleFacts, SharedState, update
-from .provenance import Pending, Provenance, builder_of, iter_traced, plain, rebuilt, tensor_version
+from .provenance import Pending, Provenance, builder_of, iter_traced, library_caller, plain, rebuilt, tensor_version
 
 _ORIGINAL: dict[str, Any] = {}
 _new = object.__new__
@@ -371,7 +371,15 @@ def _untraced_call(sess: Any, func: Any, name: str, args: tuple[Any, ...], kwarg
             builder.report("seeded-random", line, [], name=name, location=location, call=display(func),
                            seed="torch.manual_seed", severity="warning")
         else:
-            builder.report("random", line, [], name=name, location=location, call=display(func))
+            hazard = builder.report("random", line, [], name=name, location=location, call=display(func))
+            target = args[0] if args else kwargs.get("tensor")  # (nn.init passes it by keyword)
+            if isinstance(target, Tensor) and (getattr(func, "__module__", None) == "torch.nn.init"
+                                               or name.endswith("_") and _in_init()):
+                # nn.init drawing a module's initial weights in place: settled when the node closes, by whether
+                # load_state_dict replaced them since (builder.finish)
+                builder.init_draws.setdefault((hazard.kind, line), []).append(target)
+            else:
+                builder.random_other.add((hazard.kind, line))
     return result
 
 
@@ -525,7 +533,8 @@ def _record(sess: Any, builder: Any, func: Any, name: str, args: tuple[Any, ...]
     node = builder.emit(plan.op, plan.target, tuple(graph_args), graph_kwargs, line=line, numpy=shown,
                         location=location, helper=helper)
     if random:
-        builder.report("random", line, [node.name], name=name, location=location, call=shown)
+        builder.random_other.add((builder.report("random", line, [node.name], name=name, location=location,
+                                                 call=shown).kind, line))
     if func in _AUTOGRAD:  # a gradient taken inside the node (a Jacobian of the cell's own ops)
         builder.report("autograd", line, [node.name], name=name, location=location, call=shown)
     _leapp_portability(sess, builder, shown, args, kwargs, [node.name], line, location)
@@ -1213,6 +1222,25 @@ def _manual_seed(seed: Any) -> Any:
     return _ORIGINAL["manual_seed"](seed)
 
 
+def _in_init() -> bool:
+    """Whether torch's nn.init made the call (``tensor.uniform_`` inside ``init.kaiming_uniform_``)."""
+    caller = library_caller(3)
+    return caller is not None and caller[0] == "torch/nn/init.py"
+
+
+def _load_state_dict(self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any) -> Any:
+    """``nn.Module.load_state_dict`` during a trace: the tensors it filled are remembered (``Session.loaded``): the
+    initial weights nn.init drew into them are replaced, not random in the graph."""
+    result = _ORIGINAL["load_state_dict"](self, state_dict, *args, **kwargs)
+    sess = _session.active()
+    if sess is not None:
+        missing = set(getattr(result, "missing_keys", ()) or ())
+        for key, value in self.state_dict(keep_vars=True).items():
+            if key in state_dict and key not in missing and isinstance(value, Tensor):
+                sess.loaded.add(id(value))
+    return result
+
+
 def install() -> None:
     """Patch what a mode cannot see: ``torch.from_numpy`` and the array conversions. ``nn.Module._call_impl``
     is patched by :func:`watch_modules` when the first traced tensor appears (a module can only be called on
@@ -1221,6 +1249,8 @@ def install() -> None:
     torch.from_numpy = _from_numpy
     _ORIGINAL["manual_seed"] = torch.manual_seed
     torch.manual_seed = _manual_seed
+    _ORIGINAL["load_state_dict"] = torch.nn.Module.load_state_dict
+    torch.nn.Module.load_state_dict = _load_state_dict
     for name in _CONVERTED:
         _ORIGINAL[name] = getattr(torch, name)
         setattr(torch, name, _conversion(name))
@@ -1251,6 +1281,11 @@ def uninstall() -> dict[int, Any]:
             if wrapper is _from_numpy or wrapper is _manual_seed or getattr(wrapper, "__wrapped__", None) is original:
                 setattr(torch, name, original)
                 restored[id(wrapper)] = original
+    if "load_state_dict" in _ORIGINAL:
+        original = _ORIGINAL.pop("load_state_dict")
+        if torch.nn.Module.load_state_dict is _load_state_dict:
+            torch.nn.Module.load_state_dict = original
+            restored[id(_load_state_dict)] = original
     if "Module._call_impl" in _ORIGINAL:
         original = _ORIGINAL.pop("Module._call_impl")
         if torch.nn.Module._call_impl is _module_call:
