@@ -278,9 +278,35 @@ _CONVERTED = ("array", "asarray", "ascontiguousarray")
 _WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy function (rebuilt if NumPy's own one changed)
 
 
-def _install() -> None:
+def _reducing(name: str) -> Callable[..., Any]:
+    """``np.sum(W, where=m)`` during a trace, for a plain ``W`` and a traced mask ``m``: NumPy dispatches a reduction on
+    its array alone and reads ``where=`` in C, so the result was a constant (found by an exploration session: off by
+    0.5 once a foot lifted). ``W`` is watched, so the reduction is recorded with its mask."""
+    original = getattr(np, name)
+
+    def reduce(a: Any, *args: Any, **kwargs: Any) -> Any:
+        where = kwargs.get("where")
+        if where is not None and type(a) is np.ndarray:
+            sess = _session.active()
+            if sess is not None and not sess.suspended and builder_of((where,)) is not None:
+                a = sess.watch(a)
+        return original(a, *args, **kwargs)
+
+    reduce.__wrapped__ = original  # type: ignore[attr-defined]
+    reduce.__name__ = name
+    reduce.__doc__ = original.__doc__
+    return reduce
+
+
+# the reductions that take where=: watched only in a cell that writes "where=" (a wrapper between the cell and NumPy
+# costs each call the fast way to its cell line)
+_WHERE_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all", "std", "var", "nansum",
+                     "nanmean", "nanprod", "nanmax", "nanmin", "nanstd", "nanvar")
+
+
+def _install(where: bool = False) -> None:
     for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion), (("isscalar",), _isscalar),
-                        (("take",), _taking)):
+                        (("take",), _taking), (_WHERE_REDUCTIONS if where else (), _reducing)):
         for name in names:
             original = _ORIGINAL[name] = getattr(np, name)
             wrapper = _WRAPPERS.get(name)
@@ -487,7 +513,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     gc_was_enabled = gc.isenabled()
     cell_ran = False  # the collector stays off through finish() too when the cell ran (finish builds the graph)
     gc.disable()
-    _install()
+    _install(where="where=" in source)
     _session.ACTIVE = sess
     mode = _tensor.TorchRecorder()
     mode.__enter__()
