@@ -324,14 +324,15 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
     graph when forced: the eager cell is then known to disagree, but the file must hold the graph)."""
     ranges = {key: bounds for key, bounds in report.ranges.items() if bounds is not None}
     rng = np.random.default_rng(report.seed + 1)
-    models = [(node, backend, path, _load(backend, path, node)) for node, backend, path in written]
+    models = [(node, backend, path, _checked(backend, path, node, "cannot be loaded back", _load, backend, path, node))
+              for node, backend, path in written]
     carried = {node.name: carried_precisions(node) for node, _, _ in written}
     for attempt in range(RELOAD_CHECKS):
         inputs = draw_inputs(trace, rng, ranges)
         eager = None if forced else trace.run_eager(inputs, quiet=True)
         for node, backend, path, run in models:
             arrays = [inputs[node.name][spec.name] for spec in node.inputs]
-            got = run(*arrays)
+            got = _checked(backend, path, node, "loaded back from disk fails on fresh inputs", run, *arrays)
             if forced:
                 expected = tuple(_numpy_of(v) for v in node(*arrays))
                 against = "the traced graph"
@@ -367,6 +368,16 @@ def _verify(trace: Any, report: Any, written: list[tuple[Node, str, Path]], forc
                                        f"{problem}")
 
 
+
+
+def _checked(backend: str, path: Path, node: Node, what: str, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``; a failure names the file, its backend and node (the converters' own words named none, or a
+    staging file that is gone by the time it is read: found by an exploration session)."""
+    try:
+        return call(*args)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime, torch.jit and torch.export raise their own kinds
+        text = _first_line(exc).replace(str(path), path.name).replace(str(path.parent) + os.sep, "")
+        raise RuntimeError(f"{path.name} ({backend}) of node '{node.name}' {what}: {text}") from exc
 
 
 def _graph_disagrees(node: Node, arrays: list[Any], index: int, want: np.ndarray) -> bool:

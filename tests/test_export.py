@@ -923,3 +923,17 @@ def test_a_ctrl_c_that_torchscript_swallows_still_cancels_the_export(tmp_path, m
         trace.export(target)
     assert sent and snapshot(target) == before and leftovers(target) == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_model_that_cannot_be_loaded_back_names_its_file_backend_and_node(tmp_path, monkeypatch):
+    """onnxruntime's refusal named a staging file gone by the time it was read, and its run errors named neither the
+    file nor the node (found by an exploration session). Each names the file, its backend and its node."""
+    def refuse(backend, path, node):
+        raise ValueError(f"Load model from {path} failed: This is an invalid model")
+
+    monkeypatch.setattr(export_module, "_load", refuse)
+    with pytest.raises(ln.ExportBlocked) as info:
+        _node_trace().export(tmp_path / "deploy")
+    text = str(info.value)
+    assert "node.pt (jit) of node 'node' cannot be loaded back" in text and "Load model from node.pt failed" in text
+    assert ".leapp-export-" not in text and not (tmp_path / "deploy").exists()
