@@ -1102,3 +1102,22 @@ def test_a_policy_built_in_the_node_and_loaded_is_not_random(load, random):
     assert found == ([("nondeterministic", 2, "error")] if random else []), t.hazards
     if not random:
         assert t.ok and t.probe(8, seed=0).passed
+
+
+def test_a_check_between_two_nodes_is_no_hazard():
+    """``assert np.isfinite(normed).all()`` between node 'pre' and node 'policy': it was a value-extraction warning
+    saying node 'policy' holds the value as a literal, though no node uses it (found by an exploration session).
+    A check or a log between nodes decides nothing any node computes; a value taken there and used still is one."""
+    torch.manual_seed(0)
+    policy = torch.nn.Sequential(torch.nn.Linear(8, 4)).eval()
+    cell = ('obs = annotate.input_tensors("pre", {"obs": obs})\nnormed = np.clip(obs / 2.0, -5, 5)\n'
+            'annotate.output_tensors("pre", {"normed": normed})\nCHECK\n'
+            'inp = annotate.input_tensors("policy", {"normed": normed})\nwith torch.no_grad():\n'
+            '    a = policy(torch.from_numpy(inp)).numpy() * SCALE\n'
+            'annotate.output_tensors("policy", {"a": a})\n')
+    namespace = {"np": np, "torch": torch, "policy": policy, "obs": np.ones((2, 8), np.float32)}
+    for check in ("assert np.isfinite(normed).all()", "if not (normed < 4).all():\n    print('large')"):
+        t = ln.trace_cell(cell.replace("CHECK", check).replace("SCALE", "2.0"), dict(namespace))
+        assert t.hazards == [], t.hazards
+    t = ln.trace_cell(cell.replace("CHECK", "s = normed.max()").replace("SCALE", "s"), dict(namespace))
+    assert [h.kind for h in t.hazards if h.line == 4] == ["value-extraction"], t.hazards
