@@ -624,12 +624,44 @@ def _cell_line(exc: BaseException, filename: str) -> int | None:
     return line
 
 
+# torch calls whose exceptions depend on the values (a singular matrix, an index out of range), not the shapes alone
+_VALUE_RAISING = frozenset({"linalg_inv", "linalg_inv_ex", "inverse", "linalg_solve", "solve", "linalg_cholesky",
+                            "cholesky", "cholesky_solve", "cholesky_inverse", "lu_solve", "linalg_lu_solve",
+                            "gather", "take", "index_select", "take_along_dim", "index_put", "index_put_", "scatter",
+                            "scatter_", "scatter_add", "embedding", "multinomial", "bincount", "one_hot"})
+
+
+def _raises_on_values(builder: Any, node: Any) -> bool:
+    """Whether the recorded op ``node`` may raise for some values of inputs of the traced shapes: a call of
+    ``_VALUE_RAISING``, an index by a traced tensor, a module holding an embedding, a call not recorded."""
+    target = node.target
+    if node.op == "get_attr":  # a baked result of a call not recorded (np.linalg.inv in leapp): it may have raised
+        return facts(node).const == "baked"
+    if node.op == "call_module":
+        try:
+            module = builder.root.get_submodule(target)
+        except AttributeError:
+            return True
+        return any("Embedding" in type(sub).__name__ for sub in module.modules())
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if name in _VALUE_RAISING:
+        return True
+    if target is operator.getitem and len(node.args) > 1:
+        key = node.args[1]
+        return any(isinstance(part, torch.fx.Node) for part in (key if isinstance(key, tuple) else (key,)))
+    return False
+
+
 def _report_guarded(sess: Session, guards: tuple[_stores.Guard, ...]) -> None:
     """A ``try`` block around recorded ops whose handler catches an exception of the data (``except
     FloatingPointError:`` under ``np.errstate(divide="raise")``, ``except IndexError:``, ``except LinAlgError:``): the
     graph holds the path the traced inputs took, through the try body or the handler, never both (an
     ``exception-branch`` error at the ``try``). In a function the cell defines, any op of the function counts (its ops
     are recorded at the call's line)."""
+    # a cell that makes NumPy raise on values (errstate, seterr) or warnings errors: any op may raise then
+    raises_on_values = _stores.RAISES_ON_VALUES.search(sess.source) is not None \
+        or "raise" in np.geterr().values() \
+        or any(f[0] == "error" and issubclass(RuntimeWarning, f[2]) for f in warnings.filters)  # (by earlier cells)
     for builder in sess.builders.values():
         builder.graph.flush()
         by_line: dict[int, list[str]] = {}
@@ -641,9 +673,17 @@ def _report_guarded(sess: Session, guards: tuple[_stores.Guard, ...]) -> None:
                     by_line.setdefault(record.line, []).append(node.name)
                 if record.helper:
                     by_helper.setdefault(record.helper, []).append(node.name)
+        by_name = {node.name: node for node in builder.graph.nodes}
         for guard in guards:
             inside = by_helper.get(guard.function, []) if guard.function is not None else \
                 [name for line in guard.lines for name in by_line.get(line, ())]
+            # the handler ran during the trace (its lines recorded ops), or the guard is in a function of the cell
+            # (its ops are recorded at the call's line): what raised is unknown, maybe the values
+            handled = guard.function is not None or any(line >= guard.handler and by_line.get(line)
+                                                        for line in guard.lines)
+            if inside and not handled and not _stores.raised_by_values(guard.caught) and not raises_on_values \
+                    and not any(_raises_on_values(builder, by_name[name]) for name in inside):
+                continue  # (a ValueError of np.concatenate: shapes are fixed per node, so is the path taken)
             if inside:
                 builder.report("exception-branch", guard.line, inside[:8], pending_reach=True, caught=guard.caught,
                                handler=guard.handler, first=guard.lines.start, last=guard.lines.stop - 1)

@@ -368,6 +368,16 @@ _DATA_EXCEPTIONS = frozenset({"FloatingPointError", "ArithmeticError", "ZeroDivi
                               "IndexError", "ValueError", "LinAlgError", "RuntimeWarning", "Warning", "RuntimeError",
                               "Exception", "BaseException"})
 _GUARDED: dict[str, tuple["Guard", ...]] = {}
+# exceptions only values raise (a shape mismatch raises ValueError, RuntimeError, IndexError or TypeError)
+_VALUE_EXCEPTIONS = frozenset({"FloatingPointError", "ArithmeticError", "ZeroDivisionError", "OverflowError",
+                               "LinAlgError", "RuntimeWarning", "Warning"})
+# a cell that makes NumPy raise on values, or warnings into errors
+RAISES_ON_VALUES = re.compile(r"\b(?:errstate|seterr)\s*\(|(?:simplefilter|filterwarnings)\s*\(\s*[\"']error")
+
+
+def raised_by_values(caught: str) -> bool:
+    """Whether a handler's exceptions (as ``Guard.caught`` spells them) include one only values raise."""
+    return any(name.strip().split(".")[-1] in _VALUE_EXCEPTIONS for name in caught.split(","))
 
 
 class Guard(NamedTuple):
