@@ -553,6 +553,17 @@ def test_the_key_hook_keeps_what_the_assignment_does():
     assert t.hazards == [] and np.array_equal(t.nodes["node"](np.ones((4, 4), np.float32))[0], eager["y"])
 
 
+@pytest.mark.parametrize("body", ["z = x * 1.0\nz[[0, 2], [1, 3]] = [7.0, 8.0]\ny = z",
+                                  "z = x * 1.0\nz[1:3, 0] = (5, 6)\ny = z",
+                                  "z = x * 1.0\nz[0] = [1, 2, 3, 4]\ny = z"])
+def test_a_list_written_into_a_traced_array_is_a_constant_of_its_dtype(body):
+    """``z[[0, 2], [1, 3]] = [7.0, 8.0]``: the list was recorded as the value, and torch refuses a list there (a
+    semantic-mismatch error, the op failing on the trace inputs; found by a helper). A constant of z's dtype."""
+    for profile in ("leapp", "full"):
+        t = trace(body, x=X2, profile=profile)
+        assert t.hazards == [] and agrees_on_fresh_input(t, FRESH2)
+
+
 @pytest.mark.parametrize("body", ["n = np.sum(x > 0.3)\ny = np.concatenate([x.ravel(), np.full(2, n)])",
                                   "y = x * np.full((3, 4), x[0:1, 0:1], dtype=np.float32)",
                                   "y = np.full(shape=4, fill_value=np.max(x)) + x"])

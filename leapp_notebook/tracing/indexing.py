@@ -322,6 +322,10 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     graph_key, _, _, _ = _graph_key(sess, builder, array, key_tuple, line, helper, for_setitem=True)
     if isinstance(value, (ndarray, np.generic, Tensor)):  # ``a[...] = t`` too: its node, or a constant
         graph_val = sess.graph_value(builder, value, line, as_tensor=True, helper=helper)
+    elif isinstance(value, (list, tuple)) and builder_of(tuple(value)) is None:
+        # z[[0, 2], [1, 3]] = [7.0, 8.0]: a constant of the array's dtype (torch takes no list as the value)
+        graph_val = sess.graph_value(builder, np.asarray(value, dtype=eager.dtype), line, as_tensor=True,
+                                     helper=helper)
     else:
         graph_val = value
     with sess.eager():
