@@ -52,6 +52,7 @@ _GET_STRIDES = ndarray.strides.__get__
 _GET_SIZE, _LEN = ndarray.size.__get__, ndarray.__len__
 # NumPy's functions whose result is as long as a count of the data (Session.selected, size_read)
 _SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in _session.SELECTING_NUMPY if hasattr(np, name))
+_ARGSORT = np.argsort  # (its order of ties: Session.tie_order)
 _ARRAY_POW = ndarray.__pow__
 _ONE_OPERAND = object()  # the second operand of a ufunc call with one
 _NO_PARAMS: dict[str, Any] = {}  # a replayed call's NumPy operands, when nothing reads them (never written)
@@ -474,6 +475,8 @@ class TracedArray(ndarray):
             sess = None
         if func in _SELECTING_FUNCTIONS and sess is not None:
             sess.selected = True  # np.nonzero, np.unique, ...: a result as long as a count of the data
+        if func is _ARGSORT and sess is not None and not sess.suspended:
+            _session.tie_order(sess, args, kwargs)
         # the arguments made plain, and the builder of the first traced one found on the way (builder_of's answer
         # when every argument before it is an array or a Python scalar); and the call's replay key, read on the way
         # as the ufunc hook reads its own (``parts``: None when an argument has no part; ``traced``: the traced
@@ -665,7 +668,11 @@ class TracedArray(ndarray):
     def diagonal(self, *a: Any, **k: Any) -> Any: return self._method("diagonal", a, k)
     def trace(self, *a: Any, **k: Any) -> Any: return self._method("trace", a, k)
     def dot(self, *a: Any, **k: Any) -> Any: return self._method("dot", a, k)
-    def argsort(self, *a: Any, **k: Any) -> Any: return self._method("argsort", a, k)
+    def argsort(self, *a: Any, **k: Any) -> Any:
+        sess = _session.ACTIVE
+        if sess is not None and not sess.suspended and sess.thread == get_ident():
+            _session.tie_order(sess, (self, *a), k)  # (x.argsort(axis, kind): kind is the call's third argument)
+        return self._method("argsort", a, k)
     def copy(self, *a: Any, **k: Any) -> Any: return self._method("copy", a, k)
     def astype(self, *a: Any, **k: Any) -> Any: return self._method("astype", a, k)
     def flatten(self, *a: Any, **k: Any) -> Any: return self._method("flatten", a, k)

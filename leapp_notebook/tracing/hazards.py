@@ -312,6 +312,12 @@ CAUSES: dict[str, Cause] = {
                                 "compare this call with LEAPP itself (benchmarks/leapp_comparison.py)"),
     "output-aliases-input": Cause("semantic-mismatch", "output '{output}' ({call} of input '{input}') is recorded "
                                   "correctly here, but LEAPP 0.7.2 records it wrongly: {what}."),
+    "tie-order": Cause("semantic-mismatch", "np.argsort with NumPy's default kind orders equal values its own way "
+                       "(the default sort is not stable), and the graph's sort is stable: on inputs with ties (clipped "
+                       "or saturated readings, quantized values) the exported indices can differ from the cell's.",
+                       "pass kind='stable' where ties can occur (the cell then orders ties as the graph does; LEAPP "
+                       "0.7.2 drops kind=, see its own hazard), or break ties explicitly (x * n + np.arange(n) for "
+                       "integers)"),
     "op-fails": Cause("semantic-mismatch", "the torch op recorded for {call} fails on the trace inputs: {error}"),
     "shape-differs": Cause("semantic-mismatch", "{call}: the graph computes shape {got} where the eager code gives "
                            "{want}"),

@@ -1499,6 +1499,22 @@ def size_read(value: Any, what: str, axis: int | None = None, depth: int = 3) ->
                    else chosen.numpy or found[0].name)
 
 
+def tie_order(sess: Session, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``np.argsort`` with NumPy's default kind on traced data: NumPy orders equal values its own way (its default
+    sort is not stable, and its SIMD sorts order ties otherwise than the input order); the graph's sort is stable, so
+    an input with ties gives other indices (found by an exploration session: the nearest beams of a clipped lidar
+    scan). A warning at the call's line; ``kind='stable'`` makes the cell agree with the graph."""
+    kind = kwargs.get("kind", args[2] if len(args) > 2 else None)
+    if kind not in (None, "quicksort", "heapsort") or not args:
+        return
+    prov = getattr(args[0], "_lp", None)
+    builder = prov.builder if prov is not None else None
+    if builder is None or builder.session is not sess or builder.closed:
+        return
+    line, location, _ = sess.where()
+    builder.report("tie-order", line, [], location=location, severity="warning")
+
+
 def extracted(array: Any, kind: str, what: str, severity: str | None = None, truth: bool | None = None) -> None:
     """A Python value left traced data (``kind`` is value-extraction or data-dependent-branch; ``truth``: the truth
     value a branch took, when the conversion is a truth test)."""
