@@ -380,6 +380,19 @@ def _checked(backend: str, path: Path, node: Node, what: str, call: Callable[...
         raise RuntimeError(f"{path.name} ({backend}) of node '{node.name}' {what}: {text}") from exc
 
 
+def _copy_xattrs(source: Path, target: Path) -> None:
+    """The folder's extended attributes, POSIX ACLs among them (``system.posix_acl_*``), onto the folder swapped in
+    for it: they were lost with the previous folder (found by an exploration session). Where the file system or the
+    user's rights refuse one, the others are still copied."""
+    try:
+        names = os.listxattr(source)
+    except (AttributeError, OSError):  # no xattrs on this platform or file system
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(target, name, os.getxattr(source, name))
+
+
 def _graph_disagrees(node: Node, arrays: list[Any], index: int, want: np.ndarray) -> bool:
     """Whether the traced graph itself (not the file written from it) disagrees with the eager cell's output."""
     try:
@@ -731,6 +744,7 @@ class _Commit:
                 os.chmod(self.staging, stat.S_IMODE(info.st_mode))
                 with contextlib.suppress(OSError):
                     os.chown(self.staging, info.st_uid, info.st_gid)
+                _copy_xattrs(like, self.staging)
             else:
                 os.chmod(self.staging, 0o777 & ~_umask())
         except OSError as exc:

@@ -938,3 +938,18 @@ def test_a_model_that_cannot_be_loaded_back_names_its_file_backend_and_node(tmp_
     assert "node.pt (jit-script) of node 'node' cannot be loaded back" in text
     assert "Load model from node.pt failed" in text
     assert ".leapp-export-" not in text and not (tmp_path / "deploy").exists()
+
+
+def test_a_swapped_export_folder_keeps_its_extended_attributes(tmp_path):
+    """Re-exporting into a folder holding only a previous export swaps a new folder in: mode and owner were kept,
+    its extended attributes (POSIX ACLs among them) lost (found by an exploration session)."""
+    target = tmp_path / "deploy"
+    _node_trace(scale="2.0").export(target)
+    try:
+        os.setxattr(target, "user.owner_team", b"deploy-team")
+    except (AttributeError, OSError):
+        pytest.skip("no user extended attributes on this file system")
+    inode = os.stat(target).st_ino
+    _node_trace(scale="3.0").export(target)
+    assert os.stat(target).st_ino != inode  # swapped, not written in place
+    assert os.getxattr(target, "user.owner_team") == b"deploy-team"
