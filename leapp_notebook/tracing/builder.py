@@ -8,6 +8,7 @@ import builtins
 import dis
 import keyword
 import operator
+import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -96,16 +97,28 @@ class RecordingGraph(fx.Graph):
     def flush(self) -> None:
         """Build the pending nodes, in the order they were recorded, at the graph's end (nothing was made after
         them: making a node flushes first), each with its facts: ``_make`` with its lookups hoisted out of the
-        loop (this builds every replayed op)."""
+        loop (this builds every replayed op). The loop runs in C (``tracing/_flush.c``) where the extension was
+        built; ``_flush_python`` is the same loop in Python, the reference and the fallback."""
         log = self.log[:]
         self.log.clear()  # the same list: a replay function holds it
+        namespace = self._graph_namespace
+        try:
+            if _C_FLUSH is not None:
+                _C_FLUSH(log, self, namespace._used_names, namespace._base_count, namespace._obj_to_name,
+                         self._root._prepend, self._find_nodes_lookup_table.table)
+            else:
+                self._flush_python(log)
+        except BaseException:  # the nodes built before the error are in the graph: its length counts them
+            self._len += sum(pending.node is not None for pending in log)
+            raise
+        self._len += len(log)
+
+    def _flush_python(self, log: list[Pending]) -> None:
+        """``flush``'s loop in Python (tracing/_flush.c does the same steps in the same order)."""
         namespace = self._graph_namespace
         used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
         append = self._root._prepend  # before the root: at the end
         table = self._find_nodes_lookup_table.table
-        new = object.__new__
-        kept = _SITE_MEMOS_KEPT
-        set_state, set_site = _SET_STATE, _SET_SITE
         for pending in log:
             op, target, base, state, fix, kwargs, memo, found_by = pending.spec
             if kwargs is None:
@@ -115,8 +128,7 @@ class RecordingGraph(fx.Graph):
                 args, kwargs = fix(args, kwargs)
             if not kwargs:
                 kwargs = _NO_KWARGS
-            name = _unique(used, counts, base) if base is not None else \
-                namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
+            name = _unique(used, counts, base) if base is not None else self._name_for(target)
             node = _new_node(_Node)
             _init_node(node, self, name, op, target, None)
             node._update_args_kwargs(args, kwargs)
@@ -134,20 +146,17 @@ class RecordingGraph(fx.Graph):
                 record = memo[1]
             else:
                 by_site = memo[2]
-                record = by_site.get(site) if by_site is not None else None
-                if record is None:  # the op's facts, not a copy (SitedFacts), and the site
-                    record = new(SitedFacts)
-                    set_state(record, state)
-                    set_site(record, site)
-                    if by_site is None or kept[0] >= _MAX_SITE_FACTS:
-                        by_site = _site_table(memo)
-                    by_site[site] = record
-                    kept[0] += 1
+                record = by_site.get(site) if type(by_site) is dict else None
+                if record is None:
+                    record = _new_record(memo, state, site)
                 memo[0] = site
                 memo[1] = record
             node.meta[KEY] = record
             pending.node = node
-        self._len += len(log)
+
+    def _name_for(self, target: Any) -> str:
+        """fx's own name for a node of ``target`` (one with no plain name stem, ``base_name``)."""
+        return self._graph_namespace.create_name(_TARGET_NAMES.get(target) or self._target_to_str(target), None)
 
     def _make(self, op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
               base: str | None, name: str | None = None) -> fx.Node:
@@ -202,6 +211,20 @@ def forget_site_facts() -> None:
         held[2] = None
     _SITE_MEMOS.clear()
     _SITE_MEMOS_KEPT[0] = 0
+
+
+def _new_record(memo: list[Any], state: Any, site: Any) -> NodeFacts:
+    """The facts record of a template op (its ``state``) at ``site``, kept in the op's table of its sites
+    (``memo[2]``): the op's facts themselves, not a copy (a SitedFacts whose __dict__ is ``state``), and the site."""
+    record = object.__new__(SitedFacts)
+    _SET_STATE(record, state)
+    _SET_SITE(record, site)
+    by_site = memo[2]
+    if by_site is None or _SITE_MEMOS_KEPT[0] >= _MAX_SITE_FACTS:
+        by_site = _site_table(memo)
+    by_site[site] = record
+    _SITE_MEMOS_KEPT[0] += 1
+    return record
 
 
 def _site_table(memo: list[Any]) -> dict[Any, NodeFacts]:
@@ -801,3 +824,19 @@ def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[
                          "declare each array as an output of its own")
     return "numpy", np.array(eager, copy=True)
 
+
+
+# RecordingGraph.flush's loop in C (tracing/_flush.c), built by `pip install` where a C compiler is found; without it,
+# or with LEAPP_NOTEBOOK_PURE_FLUSH=1 in the environment, the Python loop (RecordingGraph._flush_python) runs.
+def _c_flush() -> Any:
+    if os.environ.get("LEAPP_NOTEBOOK_PURE_FLUSH", "") not in ("", "0"):
+        return None
+    try:
+        from . import _flush
+    except ImportError:
+        return None
+    _flush.setup(_new_node, _Node, _init_node, _NO_KWARGS, KEY, _NEVER_BARE, _NUMBERED, _numbered, _new_record)
+    return _flush.flush
+
+
+_C_FLUSH = _c_flush()

@@ -1,0 +1,313 @@
+/* The loop of RecordingGraph.flush (tracing/builder.py) in C: it builds the fx node of every pending record of a
+ * replayed call, in order. The Python loop in builder.py is the reference and the fallback (a machine without a C
+ * compiler, LEAPP_NOTEBOOK_PURE_FLUSH=1); both do the same steps in the same order, and tests/test_flush.py checks
+ * that they build the same graphs. Rare paths call back into Python: a node named by fx's own namespace (no name
+ * stem), a name past the table of numbered names, a facts record not made yet for a site.
+ *
+ * Per pending record (its spec: op, target, name stem, facts, argument fixer, constant kwargs, memo, table key):
+ *   args, kwargs <- fixer(args, kwargs) when there is a fixer; an empty kwargs is the shared empty immutable_dict
+ *   name         <- the next free name of the stem (builder._unique), or graph._name_for(target)
+ *   node         <- Node.__new__(Node); _NodeBase.__init__(node, graph, name, op, target, None);
+ *                   node._update_args_kwargs(args, kwargs)
+ *   names[node] = name; append(node); table[key][node] = None
+ *   record       <- memo[1] when memo[0] == site, else memo[2][site], else new_record(memo, facts, site);
+ *                   memo[0], memo[1] = site, record
+ *   node.meta[KEY] = record; pending.node = node
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* Set once by setup(): the objects every flush uses. */
+static PyObject *new_node, *node_type, *init_node, *no_kwargs, *facts_key, *never_bare, *numbered_table,
+    *numbered_fn, *new_record;
+static PyObject *s_spec, *s_args, *s_kwargs, *s_site, *s_node, *s_meta, *s_update, *s_name_for;
+
+static PyObject *
+setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "setup takes 9 arguments");
+        return NULL;
+    }
+    PyObject **slots[9] = {&new_node, &node_type, &init_node, &no_kwargs, &facts_key, &never_bare,
+                           &numbered_table, &numbered_fn, &new_record};
+    for (int i = 0; i < 9; i++) {
+        Py_INCREF(args[i]);
+        Py_XSETREF(*slots[i], args[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+/* names[num] when the list of numbered names holds it (a new reference), else numbered_fn(base, num). */
+static PyObject *
+numbered(PyObject *names, PyObject *base, Py_ssize_t num)
+{
+    if (names != NULL && num < PyList_GET_SIZE(names)) {
+        PyObject *name = PyList_GET_ITEM(names, num);
+        Py_INCREF(name);
+        return name;
+    }
+    PyObject *n = PyLong_FromSsize_t(num);
+    if (n == NULL)
+        return NULL;
+    PyObject *name = PyObject_CallFunctionObjArgs(numbered_fn, base, n, NULL);
+    Py_DECREF(n);
+    return name;
+}
+
+/* builder._unique: the next free node name of stem `base`, added to `used`, its count kept in `counts`. */
+static PyObject *
+unique(PyObject *used, PyObject *counts, PyObject *base)
+{
+    Py_ssize_t num = 0;
+    PyObject *count = PyDict_GetItemWithError(counts, base);
+    if (count != NULL) {
+        num = PyLong_AsSsize_t(count);
+        if (num == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    else if (PyErr_Occurred())
+        return NULL;
+    PyObject *names = PyDict_GetItemWithError(numbered_table, base);
+    if (names == NULL && PyErr_Occurred())
+        return NULL;
+    if (names != NULL && !PyList_CheckExact(names))
+        names = NULL;  /* not the table's own list: numbered_fn answers */
+    Py_XINCREF(names);
+    PyObject *name;
+    int bare = PySet_Contains(never_bare, base);
+    if (bare < 0)
+        goto error;
+    if (bare) {
+        num += 1;
+        name = numbered(names, base, num);
+        if (name == NULL)
+            goto error;
+    }
+    else {
+        name = base;
+        Py_INCREF(name);
+    }
+    for (;;) {
+        int taken = PySet_Contains(used, name);
+        if (taken < 0)
+            goto error_name;
+        if (!taken)
+            break;
+        Py_DECREF(name);
+        num += 1;
+        name = numbered(names, base, num);
+        if (name == NULL)
+            goto error;
+    }
+    Py_XDECREF(names);
+    if (PySet_Add(used, name) < 0) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    PyObject *n = PyLong_FromSsize_t(num);
+    if (n == NULL || PyDict_SetItem(counts, base, n) < 0) {
+        Py_XDECREF(n);
+        Py_DECREF(name);
+        return NULL;
+    }
+    Py_DECREF(n);
+    return name;
+error_name:
+    Py_DECREF(name);
+error:
+    Py_XDECREF(names);
+    return NULL;
+}
+
+/* One pending record's node; 0 on success. */
+static int
+build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyObject *names, PyObject *append,
+      PyObject *table)
+{
+    int status = -1;
+    PyObject *spec = NULL, *args = NULL, *kwargs = NULL, *name = NULL, *node = NULL, *result = NULL, *sub = NULL,
+             *site = NULL, *record = NULL, *meta = NULL;
+    spec = PyObject_GetAttr(pending, s_spec);
+    if (spec == NULL)
+        goto done;
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 8) {
+        PyErr_SetString(PyExc_TypeError, "a pending record's spec is not an 8-tuple");
+        goto done;
+    }
+    PyObject *op = PyTuple_GET_ITEM(spec, 0), *target = PyTuple_GET_ITEM(spec, 1),
+             *base = PyTuple_GET_ITEM(spec, 2), *state = PyTuple_GET_ITEM(spec, 3),
+             *fix = PyTuple_GET_ITEM(spec, 4), *memo = PyTuple_GET_ITEM(spec, 6),
+             *found_by = PyTuple_GET_ITEM(spec, 7);
+    kwargs = PyTuple_GET_ITEM(spec, 5);
+    if (kwargs == Py_None)
+        kwargs = PyObject_GetAttr(pending, s_kwargs);
+    else
+        Py_INCREF(kwargs);
+    if (kwargs == NULL)
+        goto done;
+    args = PyObject_GetAttr(pending, s_args);
+    if (args == NULL)
+        goto done;
+    if (fix != Py_None) {
+        PyObject *fixed = PyObject_CallFunctionObjArgs(fix, args, kwargs, NULL);
+        if (fixed == NULL)
+            goto done;
+        if (!PyTuple_Check(fixed) || PyTuple_GET_SIZE(fixed) != 2) {
+            Py_DECREF(fixed);
+            PyErr_SetString(PyExc_TypeError, "an argument fixer did not return (args, kwargs)");
+            goto done;
+        }
+        Py_SETREF(args, Py_NewRef(PyTuple_GET_ITEM(fixed, 0)));
+        Py_SETREF(kwargs, Py_NewRef(PyTuple_GET_ITEM(fixed, 1)));
+        Py_DECREF(fixed);
+    }
+    int truth = PyObject_IsTrue(kwargs);
+    if (truth < 0)
+        goto done;
+    if (!truth)
+        Py_SETREF(kwargs, Py_NewRef(no_kwargs));
+    if (base != Py_None)
+        name = unique(used, counts, base);
+    else
+        name = PyObject_CallMethodOneArg(graph, s_name_for, target);
+    if (name == NULL)
+        goto done;
+    node = PyObject_CallOneArg(new_node, node_type);
+    if (node == NULL)
+        goto done;
+    {
+        PyObject *call[6] = {node, graph, name, op, target, Py_None};
+        result = PyObject_Vectorcall(init_node, call, 6, NULL);
+    }
+    if (result == NULL)
+        goto done;
+    Py_CLEAR(result);
+    {
+        PyObject *call[3] = {node, args, kwargs};
+        result = PyObject_VectorcallMethod(s_update, call, 3, NULL);
+    }
+    if (result == NULL)
+        goto done;
+    Py_CLEAR(result);
+    if (PyDict_SetItem(names, node, name) < 0)
+        goto done;
+    result = PyObject_CallOneArg(append, node);
+    if (result == NULL)
+        goto done;
+    Py_CLEAR(result);
+    sub = PyObject_GetItem(table, found_by);  /* a defaultdict: a new key makes its dict */
+    if (sub == NULL || PyObject_SetItem(sub, node, Py_None) < 0)
+        goto done;
+    site = PyObject_GetAttr(pending, s_site);
+    if (site == NULL)
+        goto done;
+    if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 3) {
+        PyErr_SetString(PyExc_TypeError, "a pending record's memo is not a list of 3");
+        goto done;
+    }
+    int same = PyObject_RichCompareBool(PyList_GET_ITEM(memo, 0), site, Py_EQ);
+    if (same < 0)
+        goto done;
+    if (same) {
+        record = Py_NewRef(PyList_GET_ITEM(memo, 1));
+    }
+    else {
+        PyObject *by_site = PyList_GET_ITEM(memo, 2);
+        if (PyDict_CheckExact(by_site)) {
+            record = PyDict_GetItemWithError(by_site, site);
+            if (record == NULL && PyErr_Occurred())
+                goto done;
+            Py_XINCREF(record);
+        }
+        if (record == NULL) {
+            record = PyObject_CallFunctionObjArgs(new_record, memo, state, site, NULL);
+            if (record == NULL)
+                goto done;
+        }
+        if (PyList_SetItem(memo, 0, Py_NewRef(site)) < 0 || PyList_SetItem(memo, 1, Py_NewRef(record)) < 0)
+            goto done;
+    }
+    meta = PyObject_GetAttr(node, s_meta);
+    if (meta == NULL || PyObject_SetItem(meta, facts_key, record) < 0)
+        goto done;
+    if (PyObject_SetAttr(pending, s_node, node) < 0)
+        goto done;
+    status = 0;
+done:
+    Py_XDECREF(spec);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(name);
+    Py_XDECREF(node);
+    Py_XDECREF(result);
+    Py_XDECREF(sub);
+    Py_XDECREF(site);
+    Py_XDECREF(record);
+    Py_XDECREF(meta);
+    return status;
+}
+
+/* flush(log, graph, used, counts, names, append, table) -> the number of nodes built. On an error the nodes built
+ * before it stay in the graph, as in the Python loop. */
+static PyObject *
+flush(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "flush takes 7 arguments");
+        return NULL;
+    }
+    if (new_node == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "flush before setup");
+        return NULL;
+    }
+    PyObject *log = args[0], *graph = args[1], *used = args[2], *counts = args[3], *names = args[4],
+             *append = args[5], *table = args[6];
+    if (!PyList_CheckExact(log) || !PySet_Check(used) || !PyDict_Check(counts) || !PyDict_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "flush(list, graph, set, dict, dict, callable, table)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(log);
+    for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(log); i++) {
+        PyObject *pending = PyList_GET_ITEM(log, i);
+        Py_INCREF(pending);
+        int status = build(pending, graph, used, counts, names, append, table);
+        Py_DECREF(pending);
+        if (status < 0)
+            return NULL;
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyMethodDef methods[] = {
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
+     "setup(new_node, node_type, init_node, no_kwargs, key, never_bare, numbered_table, numbered, new_record)"},
+    {"flush", (PyCFunction)(void (*)(void))flush, METH_FASTCALL,
+     "flush(log, graph, used, counts, names, append, table): build the fx nodes of the pending records"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_flush",
+                                        "RecordingGraph.flush's loop in C (see tracing/builder.py).", -1, methods};
+
+PyMODINIT_FUNC
+PyInit__flush(void)
+{
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    struct {
+        PyObject **slot;
+        const char *text;
+    } strings[] = {{&s_spec, "spec"},     {&s_args, "args"}, {&s_kwargs, "kwargs"},
+                   {&s_site, "site"},     {&s_node, "node"}, {&s_meta, "meta"},
+                   {&s_update, "_update_args_kwargs"}, {&s_name_for, "_name_for"}};
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+        *strings[i].slot = PyUnicode_InternFromString(strings[i].text);
+        if (*strings[i].slot == NULL) {
+            Py_DECREF(module);
+            return NULL;
+        }
+    }
+    return module;
+}
