@@ -582,13 +582,22 @@ def engine_commit() -> str:
     return f"{changed} (last change to leapp_notebook/; HEAD {head}){dirty}"
 
 
+def flush_language() -> str:
+    """Which RecordingGraph.flush loop the measured engine runs: C (tracing/_flush.c, built at install where a C
+    compiler is) or Python (no compiler, or LEAPP_NOTEBOOK_PURE_FLUSH=1)."""
+    from leapp_notebook.tracing import builder
+
+    return "Python" if getattr(builder, "_C_FLUSH", None) is None else "C"
+
+
 def header_lines(with_leapp: bool) -> list[str]:
     import torch
 
     load = os.getloadavg()
     return [f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {platform.machine()}, "
             f"{os.cpu_count()} cores, load average {load[0]:.2f} (1 min) at start",
-            f"engine: leapp_notebook from {Path(ln.__file__).resolve().parent} at {engine_commit()}",
+            f"engine: leapp_notebook from {Path(ln.__file__).resolve().parent} at {engine_commit()}; "
+            f"graph flush in {flush_language()}",
             f"Python {platform.python_version()}, NumPy {np.__version__}, torch {torch.__version__}, "
             f"LEAPP 0.7.2 {'measured' if with_leapp else 'not measured'}"]
 

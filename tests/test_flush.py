@@ -26,7 +26,8 @@ from leapp_notebook.tracing.facts import KEY, facts
 from leapp_notebook.tracing.provenance import Pending
 
 C_FLUSH = builder._C_FLUSH
-needs_c = pytest.mark.skipif(C_FLUSH is None, reason="the C flush is off: not built (no C compiler), or LEAPP_NOTEBOOK_PURE_FLUSH=1")
+OFF = "the C flush is off: not built (no C compiler), or LEAPP_NOTEBOOK_PURE_FLUSH=1"
+needs_c = pytest.mark.skipif(C_FLUSH is None, reason=OFF)
 
 
 @pytest.fixture
@@ -222,7 +223,7 @@ def test_an_error_in_the_flush_leaves_the_nodes_built_before_it_counted(monkeypa
 
 def test_the_c_flush_refuses_malformed_records(monkeypatch):
     if C_FLUSH is None:
-        pytest.skip("the C flush is off: not built (no C compiler), or LEAPP_NOTEBOOK_PURE_FLUSH=1")
+        pytest.skip(OFF)
     graph = builder.RecordingGraph()
     pending = Pending()
     pending.spec, pending.args, pending.kwargs, pending.site, pending.node = ("call_function",), (), None, None, None
@@ -235,3 +236,25 @@ def test_the_c_flush_refuses_malformed_records(monkeypatch):
 
 def test_replay_stays_on_in_these_tests():
     assert replay.ENABLED
+
+
+@needs_c
+def test_meta_dicts_holding_only_facts_are_not_walked_and_a_dropped_trace_is_still_freed():
+    """The C flush leaves a node's meta dict untracked by the collector while it holds only the facts record (no
+    cycle runs through it); anything added makes CPython track it again; a dropped trace is freed by the collector."""
+    import gc
+    import weakref
+
+    x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    ln.trace_cell(LOOP, {"np": np, "x": x})
+    trace = ln.trace_cell(LOOP, {"np": np, "x": x})
+    graph = trace.nodes["node"].graph.graph
+    built = [n for n in graph.nodes if n.op == "call_function"]
+    assert len(built) > 100
+    assert not any(gc.is_tracked(n.meta) for n in built)
+    built[0].meta["later"] = [1]  # a pass writing meta
+    assert gc.is_tracked(built[0].meta)
+    gone = weakref.ref(graph)
+    del trace, graph, built
+    gc.collect()
+    assert gone() is None
