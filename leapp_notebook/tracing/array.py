@@ -426,6 +426,10 @@ class TracedArray(ndarray):
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
             return result if sess is not None else _session.elsewhere(inputs, result, ufunc.__name__)
         builder = builder_of(inputs)
+        if builder is None and "where" in kwargs:
+            # NumPy dispatches on where= too: ``np.add.reduce(W, where=m)`` (and ``W.sum(where=m)``, which NumPy runs
+            # as it) of a plain W and a traced mask reaches here alone. Recorded with its mask (it was a constant)
+            builder = builder_of((kwargs["where"],))
         if method == "__call__":
             row = ops.UFUNC_ROWS.get(ufunc)
             name = row.numpy if row is not None else ufunc_name(ufunc)

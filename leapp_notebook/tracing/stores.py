@@ -144,6 +144,27 @@ class _Table:
 
 
 TABLE_METHODS = frozenset({"take", "searchsorted", "dot", "compress", "choose"})  # (SUBSCRIPTED names them too)
+# the reductions that take where=: hooked only in a call that passes where= (MASKED names them too)
+WHERE_METHODS = frozenset({"sum", "mean", "prod", "max", "min", "any", "all", "std", "var"})
+# a keyword argument where= (what the trace's reduction wrappers and this hook are gated on)
+WHERE_KEYWORD = re.compile(r"\bwhere\s*=(?!=)")
+
+
+def _reduction(name: str) -> Any:
+    """A plain table's reduction under a traced mask (``W.sum(where=f > 1.0)``): NumPy reads ``where=`` in C, or
+    dispatches it to the ufunc's reduce, which records a sum but not a mean's count of the masked items. NumPy's
+    function of the same name takes the method's arguments in the same order and records the reduction with its mask
+    (``trace._reducing``), as ``np.sum(W, where=m)`` is."""
+
+    def reduce(self: _Table, *args: Any, **kwargs: Any) -> Any:
+        return getattr(np, name)(self.table, *args, **kwargs)  # (the trace's wrapper while it runs)
+
+    reduce.__name__ = name
+    return reduce
+
+
+for _name in WHERE_METHODS:
+    setattr(_Table, _name, _reduction(_name))
 
 
 def from_(value: Any, text: str | None = None) -> Any:
@@ -159,6 +180,9 @@ builtins.__dict__.setdefault(FROM, from_)
 # plain ndarray)
 SUBSCRIPTED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*"
                          r"(?:\[|\.\s*(?:take|searchsorted|dot|compress|choose)\s*\()")
+# ... or reduced under a mask, in a cell that writes where= (``W.sum(where=m)``)
+MASKED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*?)\s*"
+                    r"\.\s*(?:sum|mean|prod|max|min|any|all|std|var)\s*\(")
 # ... or indexed through a method's result (``KP.copy()[i]``, ``KP.astype(np.float32)[i]``), or bound to another name
 # in the cell (``T = KP``, then ``T[i]``: compile_cell follows the alias)
 _DOTTED = r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*"
@@ -174,6 +198,8 @@ def tables(source: str, namespace: dict[str, Any]) -> frozenset[str]:
         if len(_SUBSCRIPTED_NAMES) >= 256:
             _SUBSCRIPTED_NAMES.pop(next(iter(_SUBSCRIPTED_NAMES)))
         reached = {name for pair in REACHED.findall(source) for name in pair if name}
+        if "where" in source and WHERE_KEYWORD.search(source) is not None:
+            reached.update(MASKED.findall(source))
         names = _SUBSCRIPTED_NAMES[source] = tuple(set(SUBSCRIPTED.findall(source)) | reached)  # once per source
     found = set()
     for name in names:
@@ -348,7 +374,9 @@ def compile_cell(source: str, filename: str, tables: frozenset[str] = frozenset(
     for node in ast.walk(tree):
         if type(node) is ast.Subscript and type(node.ctx) is ast.Load and _indexed_root(node.value, tables):
             node.value = _from(node.value)
-        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in TABLE_METHODS \
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute and (
+                node.func.attr in TABLE_METHODS or node.func.attr in WHERE_METHODS
+                and any(keyword.arg == "where" for keyword in node.keywords)) \
                 and _indexed_root(node.func.value, tables):  # KP.take(i): NumPy does not dispatch on the indices
             node.func.value = _from(node.func.value)
         elif type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "type" \

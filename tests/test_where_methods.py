@@ -1,0 +1,101 @@
+"""A plain table reduced under a traced mask in its method form (``W.sum(where=f > 1.0)``, ``np.add.reduce(W,
+where=m)``): what the graph computes and what the hazards name."""
+
+import numpy as np
+import pytest
+
+import leapp_notebook as ln
+from leapp_notebook.tracing import stores
+
+W = np.arange(6, dtype=np.float32).reshape(2, 3)
+H = np.array([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]], np.float32)
+
+
+def _trace(body, profile, namespace=None):
+    return ln.trace_cell("f = h * 2.0\n" + body, {"np": np, "W": W, **(namespace or {})}, inputs={"h": H},
+                         outputs=["y"], profile=profile)
+
+
+def _agrees_on_fresh_inputs(t, count=6):
+    rng = np.random.default_rng(7)
+    for _ in range(count):
+        fresh = rng.uniform(0.0, 1.0, H.shape).astype(np.float32)
+        eager = np.asarray(t.run_eager({"node": {"h": fresh}})["node"]["y"])
+        got = np.asarray(t.nodes["node"](fresh)[0])
+        if eager.shape != got.shape or not np.allclose(eager.astype(np.float64), got.astype(np.float64),
+                                                       equal_nan=True):
+            return False
+    return True
+
+
+def _summary(t):
+    return sorted((h.kind, h.severity, h.line) for h in t.hazards)
+
+
+METHODS = [  # (the method form, the function form the cell could have written)
+    ("y = h * W.sum(where=f > 1.0, keepdims=True)", "y = h * np.sum(W, where=f > 1.0, keepdims=True)"),
+    ("y = h * W.sum(axis=0, where=f > 1.0)", "y = h * np.sum(W, axis=0, where=f > 1.0)"),
+    ("y = h - W.mean(where=f > 1.0, keepdims=True)", "y = h - np.mean(W, where=f > 1.0, keepdims=True)"),
+    ("y = h * W.prod(1, where=f > 1.0, keepdims=True)", "y = h * np.prod(W, 1, where=f > 1.0, keepdims=True)"),
+    ("y = h + W.max(where=f > 1.0, initial=-1.0, keepdims=True)",
+     "y = h + np.max(W, where=f > 1.0, initial=-1.0, keepdims=True)"),
+    ("y = h + W.min(axis=1, where=f > 1.0, initial=9.0, keepdims=True)",
+     "y = h + np.min(W, axis=1, where=f > 1.0, initial=9.0, keepdims=True)"),
+    ("y = h * W.any(where = f > 1.0, keepdims=True)", "y = h * np.any(W, where = f > 1.0, keepdims=True)"),
+    ("y = h * W.all(axis=0, where=f > 1.0, keepdims=True)", "y = h * np.all(W, axis=0, where=f > 1.0, keepdims=True)"),
+]
+
+
+@pytest.mark.parametrize("profile", ["full", "leapp"])
+@pytest.mark.parametrize("method, function", METHODS)
+def test_a_tables_reduction_under_a_traced_mask_is_its_function_form(method, function, profile):
+    """``W.sum(where=f > 1.0)`` of a plain W: NumPy reads where= in C (or hands it to the ufunc's reduce, which took
+    the mask for a constant), so the masked sum was a constant, silently wrong for every other input (the function
+    form was fixed before). It is now NumPy's function of the same name: the masked reduction is in the graph, with
+    the function form's own hazards at the line."""
+    t = _trace(method, profile)
+    assert _agrees_on_fresh_inputs(t), t.nodes["node"].graph.code
+    assert _summary(t) == _summary(_trace(function, profile))
+    assert not [h for h in t.hazards if h.kind == "untraced-output"]
+    if profile == "full":
+        assert not [h for h in t.hazards if h.severity == "error"], t.hazards
+        assert t.probe(n=8, seed=0).passed
+
+
+@pytest.mark.parametrize("profile", ["full", "leapp"])
+@pytest.mark.parametrize("body", ["y = h * np.add.reduce(W, axis=None, where=f > 1.0, keepdims=True)",
+                                  "y = h + np.maximum.reduce(W, axis=1, where=f > 1.0, initial=0.0, keepdims=True)",
+                                  "y = h * table().sum(where=f > 1.0, keepdims=True)"])
+def test_a_ufunc_reduce_of_a_plain_array_under_a_traced_mask_follows_the_mask(body, profile):
+    """``np.add.reduce(W, where=m)``, and a method of a table the cell does not name (``table().sum(where=m)``):
+    NumPy hands the reduce to the mask's hook, which recorded it only when the reduced array was traced: a constant.
+    The mask's builder records it."""
+    t = _trace(body, profile, {"table": lambda: W})
+    assert _agrees_on_fresh_inputs(t)
+    assert not [h for h in t.hazards if h.kind == "untraced-output"]
+    if profile == "full":
+        assert not [h for h in t.hazards if h.severity == "error"], t.hazards
+        assert t.probe(n=8, seed=0).passed
+
+
+@pytest.mark.parametrize("profile", ["full", "leapp"])
+@pytest.mark.parametrize("method", ["y = h * W.std(where=f > 1.0, keepdims=True)",
+                                    "y = h * W.var(axis=1, where=f > 1.0, keepdims=True)"])
+def test_a_masked_reduction_the_lookup_refuses_is_an_error_at_its_line(method, profile):
+    """np.std / np.var refuse where= (not in the lookup): the method form is that error at its line, as the function
+    form is, and the probe flags the baked result."""
+    t = _trace(method, profile)
+    errors = [h for h in t.hazards if h.severity == "error"]
+    assert [(h.kind, h.line) for h in errors] == [("untraced-call", 2)], t.hazards
+    assert "where=" in errors[0].message
+    assert not t.probe(n=8, seed=0).passed
+
+
+def test_the_method_routing_is_gated_on_where():
+    """A cell without where= is not rewritten for its tables' reductions (it compiles from its text), nor are its
+    reductions without where= in a cell that has one."""
+    namespace = {"W": W}
+    assert stores.tables("y = h * W.sum(axis=0)\nz = W.mean()", namespace) == frozenset()
+    assert stores.tables("y = h * W.sum(where=h > 0)", namespace) == {"W"}
+    code = stores.compile_cell("y = W.sum(axis=0) + W.sum(where=m)", "<t>", frozenset({"W"}))
+    assert code.co_names.count(stores.FROM) == 1
