@@ -115,20 +115,20 @@ _ORIGINAL: dict[str, Callable[..., Any]] = {}
 def _creation(name: str) -> Callable[..., Any]:
     original = getattr(np, name)
     uninitialized = name == "empty"
+    filling = name in ("full", "full_like")
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         sess = _session.active()
         if sess is None or sess.suspended:
             return original(*args, **kwargs)
         shape = args[0] if args else kwargs.get("shape", kwargs.get("N"))
-        if name == "full":
+        if filling:
             fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
-            if builder_of((fill,)) is not None and kwargs.get("like") is None:
-                # np.full(2, n) of a traced n: NumPy converts the fill value with its own asarray and copies it in
-                # C, so the array was a constant (found by an exploration session: off by 2.0). The same values as
-                # traced operations: the fill broadcast to the shape, in the dtype np.full gives it.
-                dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
-                return np.broadcast_to(fill, shape).astype(np.asarray(fill).dtype if dtype is None else dtype)
+            builder = builder_of((fill,))
+            if builder is not None and kwargs.get("like") is None and (name == "full" or type(shape) is np.ndarray):
+                return _filled(sess, builder, name, args, kwargs, fill)
+            if name == "full_like":
+                return original(*args, **kwargs)  # (dispatched on its array: not watched as a new one)
         if type(shape) is _session.SelectionShape:  # np.zeros(v.shape) of a selection by the data: its length read
             _session.size_read(shape.value, f"np.{name}({tuple.__repr__(shape)})", None, 3)
         watched = sess.watch(original(*args, **kwargs))
@@ -143,6 +143,22 @@ def _creation(name: str) -> Callable[..., Any]:
     watched.__name__ = name
     watched.__doc__ = original.__doc__
     return watched
+
+
+def _filled(sess: Session, builder: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], fill: Any) -> Any:
+    """``np.full(2, n)`` of a traced ``n`` (``np.full_like(W, n)`` of a plain ``W``): NumPy converts the fill value with
+    its own asarray and copies it in C (``np.copyto``), so the array was a constant (found by an exploration session:
+    off by 2.0). The same values as traced operations: the fill broadcast to the result's shape (recorded under the
+    cell's call, whose name its hazard gives), then cast to np.full's dtype (a copy)."""
+    given = plain(fill)
+    with sess.eager():
+        result = _ORIGINAL[name](*[given if value is fill else plain(value) for value in args],
+                                 **{key: given if value is fill else plain(value) for key, value in kwargs.items()})
+        spread = np.broadcast_to(given, result.shape)
+    row = ops.FUNCTION_ROWS[np.broadcast_to]
+    broadcast = sess.record(builder, row, f"np.{name}", {"array": fill, "shape": result.shape},
+                            {"array": given, "shape": result.shape}, spread)
+    return broadcast.astype(result.dtype)
 
 
 def _conversion(name: str) -> Callable[..., Any]:
@@ -271,7 +287,7 @@ _DRAW_ORIGINALS: dict[str, Callable[..., Any]] = {}
 _DRAW_WRAPPERS: dict[str, Callable[..., Any]] = {}  # made once per NumPy draw (again if NumPy's own one changed)
 _DRAW_RESTORED: dict[int, Callable[..., Any]] = {}  # id of each wrapper -> NumPy's function (_uninstall's map)
 
-_WATCHED = ("zeros", "ones", "empty", "full", "eye", "identity")
+_WATCHED = ("zeros", "ones", "empty", "full", "full_like", "eye", "identity")
 _CONVERTED = ("array", "asarray", "ascontiguousarray")
 
 

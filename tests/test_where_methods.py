@@ -1,5 +1,6 @@
 """A plain table reduced under a traced mask in its method form (``W.sum(where=f > 1.0)``, ``np.add.reduce(W,
-where=m)``): what the graph computes and what the hazards name."""
+where=m)``), and ``np.full`` / ``np.full_like`` of a traced fill value: what the graph computes and what the hazards
+name."""
 
 import numpy as np
 import pytest
@@ -99,3 +100,29 @@ def test_the_method_routing_is_gated_on_where():
     assert stores.tables("y = h * W.sum(where=h > 0)", namespace) == {"W"}
     code = stores.compile_cell("y = W.sum(axis=0) + W.sum(where=m)", "<t>", frozenset({"W"}))
     assert code.co_names.count(stores.FROM) == 1
+
+
+# ----------------------------------------------------------------------------- np.full of a traced fill value
+
+@pytest.mark.parametrize("body, call, line", [
+    ("n = np.sum(h > 0.3)\ny = np.concatenate([h.ravel(), np.full(2, n)])", "np.full", 2),
+    ("n = np.sum(h > 0.3)\nm = h * 1.0\ny = m * np.full((2, 3), n, dtype=np.float32)", "np.full", 3),
+    ("y = h * np.full_like(W, np.max(h))", "np.full_like", 1),
+])
+def test_np_full_of_a_traced_fill_value_is_named_as_the_cell_calls_it(body, call, line):
+    """``np.full(2, n)`` of a traced n is recorded as the fill broadcast to the shape; in ``leapp`` its hazard named
+    ``np.broadcast_to``, a call the cell never made. It names the cell's call, LEAPP's own log line (NumPy copies the
+    fill with np.copyto), and a rewrite LEAPP records. ``np.full_like(W, v)`` of a plain W was a baked np.copyto, in
+    ``full`` too: it is recorded there now."""
+    namespace = {"np": np, "W": W}
+    t = ln.trace_cell(body, namespace, inputs={"h": H}, outputs=["y"], profile="leapp")
+    [hazard] = [h for h in t.hazards if h.kind == "untraced-call"]
+    assert (hazard.severity, hazard.line) == ("error", line)
+    assert call in hazard.message and "broadcast_to" not in hazard.message + hazard.fix
+    assert "numpy function copyto" in hazard.message
+    assert f"rewrite {call} in traced operations" in hazard.fix and "zeros" in hazard.fix
+    t = ln.trace_cell(body, namespace, inputs={"h": H}, outputs=["y"], profile="full")
+    [hazard] = [h for h in t.hazards if h.kind == "untraced-call"]
+    assert (hazard.severity, hazard.line) == ("warning", line) and call in hazard.message
+    assert "broadcast_to" not in hazard.message + hazard.fix
+    assert _agrees_on_fresh_inputs(t)

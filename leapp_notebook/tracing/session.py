@@ -1045,11 +1045,12 @@ class Session:
                 "assign its result where out= pointed (v[...] = ... for a view v of another array)"
             fix = f"call {name} without out= and {assign}; or {hz.SPLIT_FIX.format(line=line)}"
         lookup = "LEAPP 0.7.2's lookup" if self.profile == "leapp" else "the lookup"
-        why = f"{name} is not in {lookup}{reason}"
+        inner = hz.LEAPP_LOGS.get(name) if not reason else None  # np.full(2, n): LEAPP sees NumPy's np.copyto
+        why = f"{name} is not in {lookup}{reason or (inner[1] if inner else '')}"
         if self.profile == "leapp" and not reason and name.startswith(("np.", "ndarray.")):
             # the function's own name, as LEAPP takes it from the function: ``np.asarray([...])`` logs ``asarray``
-            why += f" (LEAPP logs: \"No torch equivalent for numpy function {name.split('(')[0].split('.')[-1]}. " \
-                   "Operation will not be traced.\")"
+            logged = inner[0] if inner else name.split('(')[0].split('.')[-1]
+            why += f" (LEAPP logs: \"No torch equivalent for numpy function {logged}. Operation will not be traced.\")"
         where = f" (called from {location})" if location else ""
         if isinstance(result, (tuple, list)) and all(isinstance(r, (ndarray, np.generic)) for r in result):
             parts = []
