@@ -405,14 +405,14 @@ CAUSES: dict[str, Cause] = {
 }
 
 
-# Rewrites in traced operations for calls LEAPP 0.7.2 does not record.
-# calls LEAPP 0.7.2 never sees with traced data, where NumPy runs another function on it inside (measured): the
+# Calls LEAPP 0.7.2 never sees with traced data, where NumPy runs another function on it inside (measured): the
 # function LEAPP's log names, and what the message says after "<call> is not in ...'s lookup"
 LEAPP_LOGS: dict[str, tuple[str, str]] = {
     "np.full": ("copyto", " with a traced fill value, which NumPy copies in with np.copyto"),
     "np.full_like": ("copyto", " with a traced fill value, which NumPy copies in with np.copyto"),
 }
 
+# Rewrites in traced operations for calls LEAPP 0.7.2 does not record.
 REWRITES: dict[str, str] = {
     "np.full": "np.zeros(shape, dtype) + fill, which LEAPP records (dtype: the one np.full gives, the fill value's "
                "own when none is given)",
