@@ -1417,7 +1417,7 @@ def _as_array(value: Any) -> np.ndarray | None:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
     if isinstance(value, np.ndarray):
-        return value.view(np.ndarray)
+        return np.ndarray.view(value, np.ndarray)
     return None
 
 

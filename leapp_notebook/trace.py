@@ -171,9 +171,9 @@ def _conversion(name: str) -> Callable[..., Any]:
         dtype = args[0] if args else kwargs.get("dtype")
         if isinstance(obj, TracedArray):
             if obj._lp is None or obj._lp.builder is None:
-                result = original(obj.view(np.ndarray), *args, **kwargs)
+                result = original(np.ndarray.view(obj, np.ndarray), *args, **kwargs)
                 return sess.watch(result) if name == "array" else result
-            given = obj.view(np.ndarray)
+            given = np.ndarray.view(obj, np.ndarray)
             with sess.eager():
                 result = original(given, *args, **kwargs)
             if result is given:
@@ -182,7 +182,7 @@ def _conversion(name: str) -> Callable[..., Any]:
                 return obj
             row = ops.CONVERSION_ROWS["array" if name == "array" else "asarray"]
             return sess.record(obj._lp.builder, row, f"np.{name}", {"a": obj, "dtype": dtype},
-                               {"a": obj.view(np.ndarray), "dtype": dtype}, result)
+                               {"a": np.ndarray.view(obj, np.ndarray), "dtype": dtype}, result)
         if isinstance(obj, torch.Tensor) and getattr(obj, "_lp", None) is not None:
             with sess.eager(), torch._C.DisableTorchFunction():
                 eager = original(obj, *args, **kwargs)  # np.array copies, np.asarray shares: as NumPy does

@@ -50,6 +50,31 @@ def _bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any])
 _SET_SHAPE, _SET_DTYPE, _SET_STRIDES = ndarray.shape.__set__, ndarray.dtype.__set__, ndarray.strides.__set__
 _GET_STRIDES = ndarray.strides.__get__
 _GET_SIZE, _LEN = ndarray.size.__get__, ndarray.__len__
+_VIEW = ndarray.view  # (TracedArray.view answers x's own value as a traced array)
+
+
+def _view_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """The ``dtype`` and ``type`` of an ``x.view(...)`` call as NumPy reads them: one positional argument that is an
+    ndarray subclass is the type, anything else the dtype."""
+    dtype, kind = kwargs.get("dtype"), kwargs.get("type")
+    if args:
+        first = args[0]
+        if len(args) == 1 and isinstance(first, type) and issubclass(first, ndarray):
+            kind = first
+        else:
+            dtype = first
+            if len(args) > 1:
+                kind = args[1]
+    return dtype, kind
+
+
+def _same_value(array: Any, prov: Provenance) -> Any:
+    """Another TracedArray over ``array``'s memory holding its graph value (``x.view(np.ndarray)``,
+    ``x.__array__()``): the provenance copied, nothing recorded."""
+    same = _VIEW(_VIEW(array, ndarray), TracedArray)  # (through a plain view: __array_finalize__ marks nothing)
+    copied = same._lp = Provenance(prov.builder, prov._node, prov.version)
+    copied.lost, copied.line, copied.fingerprint, copied.plain = prov.lost, prov.line, prov.fingerprint, prov.plain
+    return same
 # NumPy's functions whose result is as long as a count of the data (Session.selected, size_read)
 _SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in _session.SELECTING_NUMPY if hasattr(np, name))
 _ARGSORT = np.argsort  # (its order of ties: Session.tie_order)
@@ -141,7 +166,7 @@ def _sequence(value: list[Any] | tuple[Any, ...], sess: Any, traced: list[Any]) 
         if kind is TracedArray:
             if plain_items is None:
                 plain_items = list(value[:i])
-            plain_items.append(item.view(ndarray))
+            plain_items.append(_VIEW(item, ndarray))
             prov = item._lp
             if prov is None:
                 part = None
@@ -254,6 +279,44 @@ class TracedArray(ndarray):
             self._lp = Provenance.lost_in(
                 prov.builder, f"derived at line {line} by an ndarray method the tracer does not record", line)
 
+    # ---------------------------------------------------------------- the same value as a plain ndarray
+    # ``x.view(np.ndarray)``, ``x.view(type=np.ndarray)``, ``x.view()`` and ``x.__array__()`` are x's own values over
+    # x's own memory: NumPy answers a plain ndarray, which left the graph (its uses were constants, with no hazard:
+    # a silently wrong export). Here they are another TracedArray over that memory with x's provenance: the same
+    # graph value, nothing recorded. A view as another dtype stays NumPy's (marked lost by ``__array_finalize__``,
+    # baked and reported where used), and so does one asked for as a plain ndarray (``x.view(np.int32,
+    # np.ndarray)``). The tracer's own code takes plain views with ``_VIEW(a, ndarray)``, which does not come
+    # here.
+    def view(self, *args: Any, **kwargs: Any) -> Any:
+        prov = self._lp
+        sess = _session.ACTIVE
+        if prov is None or sess is None or sess.suspended or sess.thread != get_ident():
+            return _VIEW(self, *args, **kwargs)
+        dtype, kind = _view_arguments(args, kwargs)
+        if (kind is None or kind is ndarray or kind is TracedArray) and (
+                dtype is None or np.dtype(dtype) == array_dtype(self)):
+            return _same_value(self, prov)
+        result = _VIEW(self, *args, **kwargs)
+        if type(result) is ndarray and prov.builder is not None:
+            # another dtype as a plain ndarray: the bytes read as another type, which no graph op records
+            lost = _VIEW(result, TracedArray)
+            line = sess.where()[0]
+            lost._lp = Provenance.lost_in(prov.builder, f"viewed as a plain {result.dtype} ndarray at line {line} "
+                                          "(x.view(dtype, np.ndarray))", line)
+            return lost
+        return result
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        prov = self._lp
+        sess = _session.ACTIVE
+        plain_self = _VIEW(self, ndarray)
+        if prov is None or sess is None or sess.suspended or sess.thread != get_ident():
+            return plain_self.__array__(dtype) if copy is None else plain_self.__array__(dtype, copy=copy)
+        if copy is not True and (dtype is None or np.dtype(dtype) == array_dtype(self)):
+            return _same_value(self, prov)
+        # a conversion: recorded as np.asarray(x, dtype) / np.array(x, dtype) is (the trace's own wrappers)
+        return np.array(self, dtype=dtype) if copy else np.asarray(self, dtype=dtype)
+
     # ---------------------------------------------------------------- attributes written in place
     # ``x.shape = (2, 8)`` (or ``x.dtype = ...``) changes the array without a call the hooks see; left to NumPy the
     # graph would keep the old shape and the trace report nothing. The array is baked where used from here on, with
@@ -333,7 +396,7 @@ class TracedArray(ndarray):
             if kind is TracedArray:
                 prov = prov_a = a._lp
                 if prov is None or (plain_a := prov.plain) is None:
-                    plain_a = a.view(ndarray)
+                    plain_a = _VIEW(a, ndarray)
                 kind_a, part_a = plain_a.dtype, plain_a.shape
             elif kind is float or kind is int or kind is bool:
                 plain_a, prov, prov_a = a, None, None
@@ -349,7 +412,7 @@ class TracedArray(ndarray):
                 if kind is TracedArray:
                     prov_b = b._lp
                     if prov_b is None or (plain_b := prov_b.plain) is None:
-                        plain_b = b.view(ndarray)
+                        plain_b = _VIEW(b, ndarray)
                     kind_b, part_b = plain_b.dtype, plain_b.shape
                     if prov is None or prov.builder is None:
                         prov = prov_b
@@ -420,7 +483,7 @@ class TracedArray(ndarray):
     def _ufunc(self, sess: Any, ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> Any:
         out = kwargs.get("out")
-        plain_inputs = tuple([v.view(ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
+        plain_inputs = tuple([_VIEW(v, ndarray) if isinstance(v, TracedArray) else plain(v) for v in inputs])
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()} if kwargs else kwargs
         if sess is None or sess.suspended:
             result = getattr(ufunc, method)(*plain_inputs, **plain_kwargs)
@@ -462,10 +525,10 @@ class TracedArray(ndarray):
             target = out[0] if isinstance(out, tuple) else out
             if builder is None:
                 if isinstance(target, TracedArray) and (target._lp is None or target._lp.builder is None):
-                    target._lp = Provenance.watch(fingerprint(target.view(ndarray)))
+                    target._lp = Provenance.watch(fingerprint(_VIEW(target, ndarray)))
                 return out if isinstance(out, TracedArray) or not isinstance(out, tuple) else out[0]
             recorded = sess.record(builder, row, name, params, eager_params,
-                                   result.view(ndarray) if isinstance(result, TracedArray) else result,
+                                   _VIEW(result, ndarray) if isinstance(result, TracedArray) else result,
                                    extra={"ufunc": ufunc})
             return _into_out(sess, builder, name, target, recorded)
         if builder is None:
@@ -496,7 +559,7 @@ class TracedArray(ndarray):
             if kind is TracedArray:
                 prov = value._lp
                 if prov is None or (eager := prov.plain) is None:
-                    eager = value.view(ndarray)
+                    eager = _VIEW(value, ndarray)
                 plain_list.append(eager)
                 if prov is not None:
                     if simple and builder is None:
@@ -611,7 +674,7 @@ class TracedArray(ndarray):
         sess = _session.ACTIVE
         if sess is not None and sess.thread != get_ident():
             sess = None
-        plain_self = self.view(ndarray)
+        plain_self = _VIEW(self, ndarray)
         # the arguments made plain (most calls pass numbers and axes, or nothing: kept as they are)
         plain_args = args
         for value in args:
@@ -717,7 +780,7 @@ class TracedArray(ndarray):
     def _in_place(self, mname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """In-place ndarray methods the tracer does not record (put, partition, resize, ...): the array
         changes eagerly, so from here on its graph value is unknown and it is baked where used."""
-        result = getattr(ndarray, mname)(self.view(ndarray), *[plain(a) for a in args],
+        result = getattr(ndarray, mname)(_VIEW(self, ndarray), *[plain(a) for a in args],
                                             **{k: plain(v) for k, v in kwargs.items()})
         _session.modified_in_place(self, f"ndarray.{mname}")
         return result
@@ -731,7 +794,7 @@ class TracedArray(ndarray):
     @property
     def flat(self) -> Any:
         _session.extracted(self, "broken-chain", "x.flat yields NumPy scalars", severity="error")
-        return self.view(ndarray).flat
+        return _VIEW(self, ndarray).flat
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Any:
@@ -743,14 +806,14 @@ class TracedArray(ndarray):
             if sess is not None and not sess.selected and _selects(key):
                 sess.selected = True  # a traced mask: the result's length is a count of the data (size_read)
         if sess is None or sess.suspended:
-            result = self.view(ndarray)[plain_key]
+            result = _VIEW(self, ndarray)[plain_key]
             return result if sess is not None else _session.elsewhere((self,), result, "indexing")
         return indexing.getitem(sess, self, key, plain_key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         sess = _session.active()
         if sess is None or sess.suspended:
-            self.view(ndarray)[plain(key)] = plain(value)
+            _VIEW(self, ndarray)[plain(key)] = plain(value)
             return
         indexing.setitem(sess, self, key, value)
 
@@ -758,7 +821,7 @@ class TracedArray(ndarray):
         sess = _session.active()
         traced = self._lp is not None and self._lp.builder is not None
         if sess is None or sess.suspended or not traced:
-            eager = self.view(ndarray)
+            eager = _VIEW(self, ndarray)
             if not traced and sess is not None and self.ndim > 1:
                 return iter([TracedArray.watch(np.array(row)) for row in eager])
             return iter(eager)
@@ -782,7 +845,7 @@ class TracedArray(ndarray):
         if not getattr(self, "_scalar", False):
             raise TypeError("type numpy.ndarray doesn't define __round__ method")
         if ndigits is None:
-            value = round(self.view(ndarray)[()])
+            value = round(_VIEW(self, ndarray)[()])
             _session.extracted(self, "value-extraction", f"round() = {value!r}")
             return value
         held = leapp_calls.PROTOCOL_SITE[0]
@@ -796,33 +859,33 @@ class TracedArray(ndarray):
         # a NumPy scalar is hashable (a dict key, a set member): its value leaves the graph; an array is not
         if not getattr(self, "_scalar", False):
             raise TypeError("unhashable type: 'numpy.ndarray'")
-        value = self.view(ndarray)[()]
+        value = _VIEW(self, ndarray)[()]
         _session.extracted(self, "value-extraction", f"hashed (a dict key or set member: {value!r})")
         return hash(value)
 
     def __contains__(self, value: Any) -> bool:
-        found = value in self.view(ndarray)
+        found = value in _VIEW(self, ndarray)
         _session.extracted(self, "data-dependent-branch", f"`in` test ({found})")
         return found
 
     def __repr__(self) -> str:
-        return repr(self.view(ndarray))
+        return repr(_VIEW(self, ndarray))
 
     def __str__(self) -> str:
-        return str(self.view(ndarray))
+        return str(_VIEW(self, ndarray))
 
     def __format__(self, spec: str) -> str:
-        return format(self.view(ndarray), spec)
+        return format(_VIEW(self, ndarray), spec)
 
     def __reduce__(self) -> Any:
-        return self.view(ndarray).__reduce__()
+        return _VIEW(self, ndarray).__reduce__()
 
     def __deepcopy__(self, memo: Any) -> ndarray:
         # copy.deepcopy(x) in a node is x.copy(), recorded (it was a plain copy: a constant, silently)
         sess = _session.active()
         if sess is not None and not sess.suspended and self._lp is not None and self._lp.builder is not None:
             return self.copy()
-        return self.view(ndarray).copy()
+        return _VIEW(self, ndarray).copy()
 
 
 def _scalar_attribute(name: str) -> property:
@@ -832,7 +895,7 @@ def _scalar_attribute(name: str) -> property:
 
     def get(self: TracedArray) -> Any:
         if getattr(self, "_scalar", False):
-            scalar = self.view(ndarray)[()]
+            scalar = _VIEW(self, ndarray)[()]
             value = getattr(scalar, name)
             _session.extracted(self, "value-extraction", f".{name} of the value {scalar!r}")
             return value
@@ -866,7 +929,7 @@ def _extraction(method: str, kind: str, describe: str) -> Any:
     plain_method = getattr(ndarray, method)
 
     def extract(self: TracedArray, *args: Any) -> Any:
-        value = plain_method(self.view(ndarray), *args)
+        value = plain_method(_VIEW(self, ndarray), *args)
         _session.extracted(self, kind, describe.format(value=value), truth=value if method == "__bool__" else None)
         return value
 

@@ -791,7 +791,7 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
         return "torch", tensor
     if isinstance(value, ndarray) and getattr(value, "_scalar", False):
         # a NumPy scalar (np.sum(x), say), which the tracer holds as a 0-d array: refused as the eager cell's is
-        value = value.view(ndarray)[()]
+        value = ndarray.view(value, ndarray)[()]
     if isinstance(value, np.generic):
         raise TraceError(f"input '{name}' of node '{node}' is a NumPy scalar ({type(value).__name__}), not a NumPy "
                          f"array or torch tensor; {_REFUSED_INPUT}")
@@ -799,7 +799,7 @@ def _input_value(node: str, name: str, value: Any) -> tuple[str, Any]:
         if type(value) is not ndarray and prov is None:
             raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, an ndarray subclass "
                              f"with its own semantics; {_REFUSED_INPUT}")
-        array = value.view(ndarray) if type(value) is not ndarray else value
+        array = ndarray.view(value, ndarray) if type(value) is not ndarray else value
     else:
         raise TraceError(f"input '{name}' of node '{node}' is {_a(type(value).__name__)}, not a NumPy array or "
                          f"torch tensor; {_REFUSED_INPUT}")
@@ -814,7 +814,7 @@ def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[
     if isinstance(value, Tensor):
         return "torch", value.detach().clone() if copy else value.detach()
     if isinstance(value, ndarray):
-        return "numpy", np.array(value.view(ndarray), copy=True) if copy else value.view(ndarray)
+        return "numpy", np.array(ndarray.view(value, ndarray), copy=True) if copy else ndarray.view(value, ndarray)
     try:
         eager = np.asarray(value)
     except ValueError:  # a tuple of arrays of different shapes, say

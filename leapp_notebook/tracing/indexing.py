@@ -31,7 +31,7 @@ def getitem(sess: Session, array: Any, key: Any, plain_key: Any, *, iterating: b
     builder = prov.builder if prov is not None and prov.builder is not None else builder_of(key_tuple)
     sess.suspended += 1
     try:
-        eager = array.view(ndarray)[plain_key]
+        eager = ndarray.view(array, ndarray)[plain_key]
     finally:
         sess.suspended -= 1
     if builder is None:
@@ -261,7 +261,7 @@ def _graph_key(sess: Session, builder: NodeBuilder, array: Any, key_tuple: tuple
                     with _OWN_READS():
                         plain_comp = comp.detach().cpu().numpy()
                 else:
-                    plain_comp = comp.view(ndarray)
+                    plain_comp = ndarray.view(comp, ndarray)
                 value = sess.graph_value(builder, comp, line, as_tensor=True, helper=helper)
                 if isinstance(comp, Tensor) and plain_comp.dtype.kind in "iu" and plain_comp.size == 1 \
                         and plain_comp.ndim > 0:
@@ -290,7 +290,7 @@ def setitem(sess: Session, array: Any, key: Any, value: Any) -> None:
     prov = array._lp
     traced = prov is not None and prov.builder is not None
     builder = prov.builder if traced else builder_of((value,) + key_tuple)
-    eager = array.view(ndarray)
+    eager = ndarray.view(array, ndarray)
     if builder is None or builder.closed:
         eager[plain(key)] = plain(value)
         version = sess.bump(eager, written_region(eager, key_tuple)) if sess.versions or traced else 0

@@ -161,8 +161,8 @@ def plain(value: Any, *, depth: int = 16, in_place: bool = False, scalars: bool 
         return value
     if isinstance(value, ndarray):
         if (in_place or scalars) and getattr(value, "_scalar", False):  # the NumPy scalar the cell made
-            return value.view(ndarray)[()]
-        return value.view(ndarray) if kind is not ndarray else value
+            return ndarray.view(value, ndarray)[()]
+        return ndarray.view(value, ndarray) if kind is not ndarray else value
     if isinstance(value, Tensor):
         if in_place and "_lp" in getattr(value, "__dict__", ()):
             del value._lp

@@ -166,7 +166,7 @@ def _watched(value: Any, prov: Any) -> Any:
     if prov is None or prov.builder is not None or prov.lost is not None or prov.fingerprint is None \
             or value.size > _MAX_KEYED or _dtype(value).kind not in "biufc":
         return None
-    data = value.view(ndarray).tobytes()
+    data = ndarray.view(value, ndarray).tobytes()
     if hash(data) != prov.fingerprint:
         return None
     return _WATCHED, _dtype(value), _shape(value), data
@@ -433,7 +433,7 @@ def _leading(fresh: list[Any]) -> int | None:
 
 
 def _first_row(value: Any) -> Any:
-    return value.detach()[:1] if isinstance(value, Tensor) else value.view(ndarray)[:1]
+    return value.detach()[:1] if isinstance(value, Tensor) else ndarray.view(value, ndarray)[:1]
 
 
 def _fits(fresh: list[Any], env: dict[Any, Any], leading: int) -> bool:
@@ -464,7 +464,7 @@ def _run(sess: Any, builder: Any, fresh: list[Any], known: dict[Any, Any]) -> di
                 env[node] = value = getattr(module, node.target)
                 return value
             raise _Unknown
-        env[node] = value = as_torch(value.view(ndarray) if isinstance(value, ndarray) else value)
+        env[node] = value = as_torch(ndarray.view(value, ndarray) if isinstance(value, ndarray) else value)
         return value
 
     map_arg = fx.node.map_arg

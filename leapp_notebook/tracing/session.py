@@ -337,7 +337,7 @@ class Session:
         backs, log = self.write_backs.get(key), self.writes.get(key)
         if not backs or not log:
             return None
-        mine, bytes_of, eager = _layout(value), _memory_once(value), value.view(ndarray)
+        mine, bytes_of, eager = _layout(value), _memory_once(value), ndarray.view(value, ndarray)
         node, count, writes = prov.node, prov.version, []
         for before, after, written in islice(log, bisect_right(log, count, key=_AFTER), None):
             if before != count:
@@ -392,7 +392,7 @@ class Session:
         while len(keys) < 4 and _basic_view(source):
             keys.insert(0, source.args[1])
             source = source.args[0]
-        region = written.view(ndarray)
+        region = ndarray.view(written, ndarray)
         fitting = _fitting_keys(region, keys, _layout(value))
         if fitting is None:
             return None
@@ -792,7 +792,7 @@ class Session:
     def _traced_value(self, builder: NodeBuilder, value: Any, prov: Provenance, line: int | None,
                       helper: str | None) -> Any:
         is_tensor = isinstance(value, Tensor)
-        eager = value if is_tensor else value.view(ndarray)
+        eager = value if is_tensor else ndarray.view(value, ndarray)
         if prov.traced_in(builder):
             if is_tensor:
                 current = tensor_version(value)
@@ -1018,7 +1018,7 @@ class Session:
             return result
         scalar = False
         if isinstance(result, ndarray):
-            array = result.view(ndarray) if type(result) is not ndarray else result
+            array = ndarray.view(result, ndarray) if type(result) is not ndarray else result
         elif isinstance(result, (np.generic, bool, int, float, complex)):
             array, scalar = np.asarray(result), True
         else:
@@ -1221,7 +1221,7 @@ _MAX_WORK = 10_000  # np.shares_memory's bound for two strided layouts; past it 
 def _layout(value: Any) -> Layout:
     """Where ``value`` (an array or a tensor) lies in memory (one read of NumPy's ``__array_interface__``, ~2 us)."""
     if isinstance(value, ndarray):
-        value = value.view(ndarray)
+        value = ndarray.view(value, ndarray)
         address, shape, itemsize = value.__array_interface__["data"][0], value.shape, value.itemsize
         strides = value.strides
     else:
@@ -1329,7 +1329,7 @@ def _memory_bytes(value: Any) -> tuple[ndarray, int] | None:
     """The memory ``value`` lies in as a uint8 array, with its first address: a NumPy owner's (a contiguous one),
     or a tensor's storage; None otherwise."""
     if isinstance(value, ndarray):
-        owner = root(value).view(ndarray)
+        owner = ndarray.view(root(value), ndarray)
         if not owner.flags.c_contiguous:  # an F-contiguous owner (``a.T * 2``) is a C-contiguous one transposed
             owner = owner.T
         try:
@@ -1612,14 +1612,14 @@ def rebind_in_place(array: Any, result: Any) -> None:
     """In-place methods (``x.sort()``, ``x.fill(v)``): the array takes the recorded result's value and node."""
     prov = getattr(result, "_lp", None)
     if prov is not None:
-        array.view(ndarray)[...] = result.view(ndarray)
+        ndarray.view(array, ndarray)[...] = ndarray.view(result, ndarray)
         sess, before = active(), array._lp
         array._lp = Provenance(prov.builder, prov.node, sess.bump(array) if sess is not None else 0)
         array._lp.lost, array._lp.line = prov.lost, prov.line
         if sess is not None:
             sess.wrote_through(array, before)
     elif isinstance(result, ndarray):
-        array.view(ndarray)[...] = result
+        ndarray.view(array, ndarray)[...] = result
 
 
 def _short(value: Any) -> str:

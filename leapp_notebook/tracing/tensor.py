@@ -465,9 +465,9 @@ def _plan(func: Any, name: str) -> _Plan:
 def _plain_arrays(sess: Any, key: Any) -> Any:
     """An indexing key with the tracer's arrays as plain NumPy views of the same data."""
     if type(key) is sess.array_type:
-        return key.view(ndarray)
+        return ndarray.view(key, ndarray)
     if type(key) is tuple:
-        return tuple(k.view(ndarray) if type(k) is sess.array_type else k for k in key)
+        return tuple(ndarray.view(k, ndarray) if type(k) is sess.array_type else k for k in key)
     return key
 
 
@@ -579,9 +579,9 @@ def _as_numbers(sess: Any, builder: Any, args: tuple[Any, ...], kwargs: dict[str
             if type(value) is not sess.array_type or not getattr(value, "_scalar", False) \
                     or not isinstance(node, fx.Node):
                 continue
-            number = value.view(ndarray)[()].item()
+            number = ndarray.view(value, ndarray)[()].item()
             want = torch.result_type(other, number)
-            if want != torch.from_numpy(value.view(ndarray)).dtype:
+            if want != torch.from_numpy(ndarray.view(value, ndarray)).dtype:
                 graph_values[key] = builder.emit("call_method", "to", (node, want), line=line,
                                                  numpy="a NumPy scalar as torch takes it", location=location,
                                                  helper=helper)
@@ -592,7 +592,7 @@ def _leapp_portability(sess: Any, builder: Any, what: str, args: tuple[Any, ...]
     """What LEAPP 0.7.2 would get wrong about a torch call recorded faithfully here (an error in ``leapp``)."""
     for value in args:
         if isinstance(value, ndarray) and getattr(value, "_scalar", False):
-            value = value.view(ndarray)[()]  # a NumPy scalar the tracer holds as a marked 0-d array
+            value = ndarray.view(value, ndarray)[()]  # a NumPy scalar the tracer holds as a marked 0-d array
         if isinstance(value, np.generic) and not isinstance(value, np.bool_):
             builder.report("numpy-scalar-on-tensor", line, [], location=location, call=what,
                            scalar=f"{type(value).__name__}({value.item()!r})")
@@ -908,7 +908,7 @@ def _from_numpy(array: Any) -> Tensor:
     if sess is None or sess.suspended or getattr(array, "_lp", None) is None:
         return original(plain(array, depth=0))
     with _OWN_READS():
-        eager = original(array.view(ndarray))
+        eager = original(ndarray.view(array, ndarray))
         return _from_array(sess, array, "torch.from_numpy", None, eager)
 
 

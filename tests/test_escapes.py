@@ -1,0 +1,69 @@
+"""Escapes the tracer could not see: a traced array's own values handed out as a plain ndarray (``x.view(np.ndarray)``,
+``x.__array__()``), whose uses were constants with no hazard (a silently wrong export). They are the same graph
+value now."""
+
+import numpy as np
+import pytest
+from conftest import trace
+
+import leapp_notebook as ln
+
+X = np.array([0.5, -0.3, 1.2, 0.8], np.float32)
+FRESH = np.array([1.4, 0.2, -0.9, 0.3], np.float32)
+TABLE = np.array([2.0, 3.0, 5.0, 7.0], np.float32)  # a genuine constant
+
+PROFILES = ("leapp", "full")
+
+SAME_VALUE = [
+    "p = x.view(np.ndarray)\ny = p * 2.0 + x",
+    "p = x.view(type=np.ndarray)\ny = p * 2.0 + x",
+    "p = x.view()\ny = p * 2.0 + x",
+    "p = x.view(np.float32)\ny = p * 2.0 + x",
+    "p = x.__array__()\ny = p * 2.0 + x",
+    "p = x.__array__(np.float32)\ny = p * 2.0 + x",
+    "z = np.tanh(x)\np = z.view(np.ndarray).view(np.ndarray)\ny = np.exp(p.__array__()) - z",
+]
+
+
+def _graph_right(tr):
+    eager = tr.run_eager({"node": {"x": FRESH.copy()}})["node"]["y"]
+    got = tr.nodes["node"](FRESH.copy())[0]
+    return np.shape(eager) == tuple(got.shape) and np.allclose(eager, np.asarray(got), atol=1e-6)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("cell", SAME_VALUE)
+def test_a_plain_view_of_traced_data_is_the_same_graph_value(cell, profile):
+    tr = trace(cell, profile=profile, x=X.copy())
+    assert tr.hazards == []
+    assert _graph_right(tr)
+    report = tr.probe(n=8, seed=0)
+    assert report.passed and report.baked_constants == {}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_conversion_to_another_dtype_through_array_is_recorded(profile):
+    tr = trace("p = x.__array__(np.float64)\ny = p * 2.0 + x", profile=profile, x=X.copy())
+    assert [h for h in tr.hazards if h.severity == "error"] == []
+    assert tr.nodes["node"].sample_outputs["y"].dtype == np.float64
+    assert _graph_right(tr)
+    assert tr.probe(n=8, seed=0).passed
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_genuine_constant_beside_a_plain_view_is_not_flagged(profile):
+    tr = ln.trace_cell("p = x.view(np.ndarray)\ny = p * TABLE + TABLE.view(np.ndarray)",
+                       {"np": np, "x": X.copy(), "TABLE": TABLE}, inputs=["x"], outputs=["y"], profile=profile)
+    assert tr.hazards == []
+    assert _graph_right(tr)
+    assert tr.probe(n=8, seed=0).passed
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_write_through_a_plain_view_is_an_error_where_the_base_is_read(profile):
+    # the view is traced now, so its write is seen: the base read after it is a stale view at that line (it was a
+    # constant with no hazard)
+    tr = trace("z = x * 1.0\np = z.view(np.ndarray)\np[0] = 5.0\ny = z * 2", profile=profile, x=X.copy())
+    errors = [h for h in tr.hazards if h.severity == "error" and h.kind == "untraced-call"]
+    assert [h.line for h in errors] == [4]
+    assert not tr.probe(n=8, seed=0).passed or not tr.ok
