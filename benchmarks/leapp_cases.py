@@ -43,6 +43,8 @@ CASES = [
  ("np.asarray(x) then op", "a = np.asarray(x)\ny = a * 2", X1),
  ("np.asarray(x, dtype=np.float64)", "y = np.asarray(x, dtype=np.float64) * 2", X1),
  ("np.array(x)", "y = np.array(x) * 2", X1),
+ ("x.view(np.ndarray) then op", "a = x.view(np.ndarray)\ny = a * 2", X1),
+ ("x.__array__() then op", "a = x.__array__()\ny = a * 2", X1),
  ("np.array([x[0:1], x[1:2]]) * 2", "y = np.array([x[0:1], x[1:2]]) * 2", X1),
  ("np.array([x[0:1], x[1:2]]) mixed with x", "z = np.array([x[0:1], x[1:2]])\ny = x[0:2] + z.reshape(2)", X1),
  ("v = z[:, :2]; v *= 0.5 (a write through a view)", "z = x * 1\nv = z[:, :2]\nv *= 0.5\ny = z", X2),

@@ -295,6 +295,16 @@ class TracedArray(ndarray):
         dtype, kind = _view_arguments(args, kwargs)
         if (kind is None or kind is ndarray or kind is TracedArray) and (
                 dtype is None or np.dtype(dtype) == array_dtype(self)):
+            if kind is ndarray and prov.builder is not None:
+                # LEAPP 0.7.2 gives a plain ndarray here (measured: "output_tensors() ... received non-traced
+                # tensors"; combined with traced data it is a constant): an error in ``leapp``
+                line, location, _ = sess.where()
+                node = prov.node
+                prov.builder.report("leapp-does-not-record", line, [node.name] if hasattr(node, "name") else [],
+                                    name="x.view(np.ndarray)", location=location,
+                                    severity="error" if sess.profile == "leapp" else "warning",
+                                    fix="use the array itself (x) where the cell took x.view(np.ndarray): LEAPP "
+                                        "records it")
             return _same_value(self, prov)
         result = _VIEW(self, *args, **kwargs)
         if type(result) is ndarray and prov.builder is not None:
