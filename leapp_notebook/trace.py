@@ -314,7 +314,7 @@ def _reducing(name: str) -> Callable[..., Any]:
     return reduce
 
 
-# the reductions that take where=: watched only in a cell that writes where= (``stores.WHERE_KEYWORD``: a wrapper
+# the reductions that take where=: watched only in a cell that writes where= (``stores.writes_where``: a wrapper
 # between the cell and NumPy costs each call the fast way to its cell line); the cell's ``W.sum(where=m)`` of a plain
 # table is routed here too (``stores.WHERE_METHODS``)
 _WHERE_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all", "std", "var", "nansum",
@@ -530,7 +530,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     gc_was_enabled = gc.isenabled()
     cell_ran = False  # the collector stays off through finish() too when the cell ran (finish builds the graph)
     gc.disable()
-    _install(where="where" in source and _stores.WHERE_KEYWORD.search(source) is not None)
+    _install(where=_stores.writes_where(source))
     _session.ACTIVE = sess
     mode = _tensor.TorchRecorder()
     mode.__enter__()

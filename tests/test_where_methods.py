@@ -126,3 +126,14 @@ def test_np_full_of_a_traced_fill_value_is_named_as_the_cell_calls_it(body, call
     assert (hazard.severity, hazard.line) == ("warning", line) and call in hazard.message
     assert "broadcast_to" not in hazard.message + hazard.fix
     assert _agrees_on_fresh_inputs(t)
+
+
+@pytest.mark.parametrize(("source", "writes"), [
+    ("y = W.sum(where=m)", True), ("y = W.sum(where = m)", True), ("where=1", True),
+    ("a.sum(axis=0,\n      where\t=m)", True), ("if where == 3:\n    pass", False), ("f(elsewhere=1)", False),
+    ("y = np.where(a, b, c)", False), ("_where = 2", False),
+])
+def test_the_where_gate_reads_a_keyword_argument(source, writes):
+    from leapp_notebook.tracing.stores import writes_where
+
+    assert writes_where(source) is writes
