@@ -12,10 +12,12 @@ Any failure, a full disk or Ctrl-C included, leaves the previous export byte for
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import hashlib
 import io
 import logging
+import operator
 import os
 import platform
 import re
@@ -226,8 +228,103 @@ def onnx_names(node: Node) -> tuple[list[str], list[str]]:
     return [renamed_in.get(n, n) for n in inputs], [renamed_out.get(n, n) for n in outputs]
 
 
+# Ops whose Python-number operands torch also takes as tensors, by name (a torch function, an ``operator`` function or
+# a Tensor method of that name): the argument positions (a method's ``self`` is 0) and keywords of those operands.
+# ``alpha`` (add, sub), ``rounding_mode`` (div) and every other parameter stay as they are.
+_BINARY = ((0, 1), ("other", "exponent"))
+_SCALAR_OPERANDS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    **dict.fromkeys(("add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "truediv",
+                     "floor_divide", "floordiv", "remainder", "mod", "fmod", "pow", "eq", "ne", "not_equal", "lt",
+                     "less", "le", "less_equal", "gt", "greater", "ge", "greater_equal"), _BINARY),
+    "clamp": ((1, 2), ("min", "max")), "clip": ((1, 2), ("min", "max")),
+    "where": ((1, 2), ("input", "other")),
+}
+
+
+def _scalar_operands(fx_node: torch.fx.Node) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """The operand positions of ``fx_node``'s op that may hold a Python number, None for any other op."""
+    if fx_node.op == "call_method":
+        return _SCALAR_OPERANDS.get(fx_node.target) if isinstance(fx_node.target, str) else None
+    if fx_node.op != "call_function":
+        return None
+    name = getattr(fx_node.target, "__name__", None)
+    if name not in _SCALAR_OPERANDS:
+        return None
+    if fx_node.target is getattr(torch, name, None) or fx_node.target is getattr(operator, name, None) \
+            or fx_node.target is getattr(torch.Tensor, name, None):
+        return _SCALAR_OPERANDS[name]
+    return None
+
+
+def _exact_float64_scalars(module: torch.fx.GraphModule, args: tuple[torch.Tensor, ...]) -> torch.fx.GraphModule:
+    """A copy of ``module`` whose Python-float operands of float64 ops (``x * 0.1`` of a float64 ``x``, the bounds of
+    ``np.clip``, the scalar of ``np.where``) are 0-d float64 tensors (buffers), for torch's dynamo ONNX exporter.
+
+    That exporter writes a Python float as a float32 constant cast to the op's dtype (its type promotion wraps the
+    number in ``aten.scalar_tensor(v, dtype=float64)``, and the builder gives a Python float of an unbound type
+    constraint ONNX's FLOAT), so ``0.1`` became ``0.10000000149011612`` in a float64 model: ``x * 0.1 + 0.3``
+    disagreed with the graph by ~1e-8 relative, ``x * 1e-300`` was 0. A float64 tensor is written as it is.
+
+    Only where every floating tensor operand is float64, and the result float64 (or a comparison's bool), does the
+    number become a tensor: there a 0-d float64 tensor promotes exactly as the Python float does (the result stays
+    float64, the number is taken at double precision either way). A Python float with a float32 tensor stays a
+    float32 operation, untouched; so do integer operands (the exporter writes them as int64, exactly). ``module`` and
+    its graph are not changed: the copy shares their submodules and buffers."""
+    dtypes: dict[torch.fx.Node, torch.dtype] = {}
+
+    class _Dtypes(torch.fx.Interpreter):
+        def run_node(self, fx_node: torch.fx.Node) -> Any:
+            result = super().run_node(fx_node)
+            if isinstance(result, torch.Tensor):
+                dtypes[fx_node] = result.dtype
+            return result
+
+    graph = copy.deepcopy(module.graph)
+    copied = torch.fx.GraphModule(module, graph)
+    with torch.no_grad():
+        _Dtypes(copied).run(*args)  # the graphs are static: the dtypes are those of every input
+    constants: dict[str, torch.fx.Node] = {}  # by float.hex(): 0.0 and -0.0 are two constants
+    changed = False
+    for fx_node in list(graph.nodes):
+        operands = _scalar_operands(fx_node)
+        if operands is None or dtypes.get(fx_node) not in (torch.float64, torch.bool):
+            continue
+        floating = [dtypes.get(arg) for arg in fx_node.all_input_nodes]
+        floating = [dtype for dtype in floating if dtype is not None and dtype.is_floating_point]
+        if any(arg not in dtypes for arg in fx_node.all_input_nodes) or not floating \
+                or any(dtype != torch.float64 for dtype in floating):
+            continue
+        positions, keywords = operands
+        slots = [(i, fx_node.args[i]) for i in positions if i < len(fx_node.args)]
+        slots += [(k, fx_node.kwargs[k]) for k in keywords if k in fx_node.kwargs]
+        for slot, value in slots:
+            if not isinstance(value, float):  # a Python float (np.float64 too); never a bool or an int
+                continue
+            key = float(value).hex()
+            constant = constants.get(key)
+            if constant is None:
+                name = f"_onnx_float64_{len(constants)}"
+                while hasattr(copied, name):
+                    name += "_"
+                copied.register_buffer(name, torch.tensor(float(value), dtype=torch.float64))
+                with graph.inserting_before(fx_node):  # before its first user; the nodes are in order
+                    constant = constants[key] = graph.get_attr(name)
+            if isinstance(slot, int):
+                fx_node.update_arg(slot, constant)
+            else:
+                fx_node.update_kwarg(slot, constant)
+            changed = True
+    if not changed:
+        return module
+    graph.lint()
+    copied.recompile()
+    return copied
+
+
 def _onnx(node: Node, exporters: tuple[bool, ...]) -> bytes:
-    """ONNX through torch's exporters in order (dynamo: True, the TorchScript-based one: False)."""
+    """ONNX through torch's exporters in order (dynamo: True, the TorchScript-based one: False). The dynamo exporter
+    gets the graph with exact float64 scalars (``_exact_float64_scalars``); the TorchScript-based one writes a
+    Python float as a double already, and gets the graph as it is."""
     args = _example_inputs(node)
     input_names, output_names = onnx_names(node)
     names = dict(input_names=input_names, output_names=output_names)
@@ -236,7 +333,8 @@ def _onnx(node: Node, exporters: tuple[bool, ...]) -> bytes:
         buffer = io.BytesIO()
         try:
             with _quiet():
-                program = torch.onnx.export(_module(node), args, None if dynamo else buffer, dynamo=dynamo,
+                module = _exact_float64_scalars(_module(node), args) if dynamo else _module(node)
+                program = torch.onnx.export(module, args, None if dynamo else buffer, dynamo=dynamo,
                                             opset_version=ONNX_OPSET, verbose=False, **names)
                 if dynamo:
                     program.save(buffer)
