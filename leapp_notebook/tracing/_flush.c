@@ -4,12 +4,12 @@
  * that they build the same graphs. Rare paths call back into Python: a node named by fx's own namespace (no name
  * stem), a name past the table of numbered names, a facts record not made yet for a site.
  *
- * Per pending record (its spec: op, target, name stem, facts, argument fixer, constant kwargs, memo, table key):
+ * Per pending record (its spec: op, target, name stem, facts, argument fixer, constant kwargs, memo):
  *   args, kwargs <- fixer(args, kwargs) when there is a fixer; an empty kwargs is the shared empty immutable_dict
  *   name         <- the next free name of the stem (builder._unique), or graph._name_for(target)
  *   node         <- Node.__new__(Node); _NodeBase.__init__(node, graph, name, op, target, None);
  *                   node._update_args_kwargs(args, kwargs)
- *   names[node] = name; append(node); table[key][node] = None
+ *   append(node)    (fx's name map and find_nodes table answer for the graph's nodes: builder._Names, _FindNodes)
  *   record       <- memo[1] when memo[0] == site, else memo[2][site], else new_record(memo, facts, site);
  *                   memo[0], memo[1] = site, record
  *   node.meta[KEY] = record; pending.node = node
@@ -122,23 +122,21 @@ error:
 
 /* One pending record's node; 0 on success. */
 static int
-build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyObject *names, PyObject *append,
-      PyObject *table)
+build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyObject *append)
 {
     int status = -1;
-    PyObject *spec = NULL, *args = NULL, *kwargs = NULL, *name = NULL, *node = NULL, *result = NULL, *sub = NULL,
-             *site = NULL, *record = NULL, *meta = NULL;
+    PyObject *spec = NULL, *args = NULL, *kwargs = NULL, *name = NULL, *node = NULL, *result = NULL, *site = NULL,
+             *record = NULL, *meta = NULL;
     spec = PyObject_GetAttr(pending, s_spec);
     if (spec == NULL)
         goto done;
-    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 8) {
-        PyErr_SetString(PyExc_TypeError, "a pending record's spec is not an 8-tuple");
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 7) {
+        PyErr_SetString(PyExc_TypeError, "a pending record's spec is not a 7-tuple");
         goto done;
     }
     PyObject *op = PyTuple_GET_ITEM(spec, 0), *target = PyTuple_GET_ITEM(spec, 1),
              *base = PyTuple_GET_ITEM(spec, 2), *state = PyTuple_GET_ITEM(spec, 3),
-             *fix = PyTuple_GET_ITEM(spec, 4), *memo = PyTuple_GET_ITEM(spec, 6),
-             *found_by = PyTuple_GET_ITEM(spec, 7);
+             *fix = PyTuple_GET_ITEM(spec, 4), *memo = PyTuple_GET_ITEM(spec, 6);
     kwargs = PyTuple_GET_ITEM(spec, 5);
     if (kwargs == Py_None)
         kwargs = PyObject_GetAttr(pending, s_kwargs);
@@ -190,15 +188,10 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
     if (result == NULL)
         goto done;
     Py_CLEAR(result);
-    if (PyDict_SetItem(names, node, name) < 0)
-        goto done;
     result = PyObject_CallOneArg(append, node);
     if (result == NULL)
         goto done;
     Py_CLEAR(result);
-    sub = PyObject_GetItem(table, found_by);  /* a defaultdict: a new key makes its dict */
-    if (sub == NULL || PyObject_SetItem(sub, node, Py_None) < 0)
-        goto done;
     site = PyObject_GetAttr(pending, s_site);
     if (site == NULL)
         goto done;
@@ -247,37 +240,35 @@ done:
     Py_XDECREF(name);
     Py_XDECREF(node);
     Py_XDECREF(result);
-    Py_XDECREF(sub);
     Py_XDECREF(site);
     Py_XDECREF(record);
     Py_XDECREF(meta);
     return status;
 }
 
-/* flush(log, graph, used, counts, names, append, table) -> the number of nodes built. On an error the nodes built
- * before it stay in the graph, as in the Python loop. */
+/* flush(log, graph, used, counts, append) -> the number of nodes built. On an error the nodes built before it stay
+ * in the graph, as in the Python loop. */
 static PyObject *
 flush(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "flush takes 7 arguments");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "flush takes 5 arguments");
         return NULL;
     }
     if (new_node == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "flush before setup");
         return NULL;
     }
-    PyObject *log = args[0], *graph = args[1], *used = args[2], *counts = args[3], *names = args[4],
-             *append = args[5], *table = args[6];
-    if (!PyList_CheckExact(log) || !PySet_Check(used) || !PyDict_Check(counts) || !PyDict_Check(names)) {
-        PyErr_SetString(PyExc_TypeError, "flush(list, graph, set, dict, dict, callable, table)");
+    PyObject *log = args[0], *graph = args[1], *used = args[2], *counts = args[3], *append = args[4];
+    if (!PyList_CheckExact(log) || !PySet_Check(used) || !PyDict_Check(counts)) {
+        PyErr_SetString(PyExc_TypeError, "flush(list, graph, set, dict, callable)");
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(log);
     for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(log); i++) {
         PyObject *pending = PyList_GET_ITEM(log, i);
         Py_INCREF(pending);
-        int status = build(pending, graph, used, counts, names, append, table);
+        int status = build(pending, graph, used, counts, append);
         Py_DECREF(pending);
         if (status < 0)
             return NULL;
@@ -289,7 +280,7 @@ static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
      "setup(new_node, node_type, init_node, no_kwargs, key, never_bare, numbered_table, numbered, new_record)"},
     {"flush", (PyCFunction)(void (*)(void))flush, METH_FASTCALL,
-     "flush(log, graph, used, counts, names, append, table): build the fx nodes of the pending records"},
+     "flush(log, graph, used, counts, append): build the fx nodes of the pending records"},
     {NULL, NULL, 0, NULL},
 };
 

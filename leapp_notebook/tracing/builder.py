@@ -74,6 +74,8 @@ class RecordingGraph(fx.Graph):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.log: list[Pending] = []
+        self._find_nodes_lookup_table = _FindNodes(self)
+        self._graph_namespace._obj_to_name = _Names(self)
 
     @property
     def nodes(self) -> Any:  # noqa: D102 - fx's own, after the pending nodes are built
@@ -102,10 +104,10 @@ class RecordingGraph(fx.Graph):
         log = self.log[:]
         self.log.clear()  # the same list: a replay function holds it
         namespace = self._graph_namespace
+        self._find_nodes_lookup_table.stale = True  # (fx's name map answers for the graph's nodes: _Names)
         try:
             if _C_FLUSH is not None:
-                _C_FLUSH(log, self, namespace._used_names, namespace._base_count, namespace._obj_to_name,
-                         self._root._prepend, self._find_nodes_lookup_table.table)
+                _C_FLUSH(log, self, namespace._used_names, namespace._base_count, self._root._prepend)
             else:
                 self._flush_python(log)
         except BaseException:  # the nodes built before the error are in the graph: its length counts them
@@ -116,11 +118,10 @@ class RecordingGraph(fx.Graph):
     def _flush_python(self, log: list[Pending]) -> None:
         """``flush``'s loop in Python (tracing/_flush.c does the same steps in the same order)."""
         namespace = self._graph_namespace
-        used, counts, names = namespace._used_names, namespace._base_count, namespace._obj_to_name
+        used, counts = namespace._used_names, namespace._base_count
         append = self._root._prepend  # before the root: at the end
-        table = self._find_nodes_lookup_table.table
         for pending in log:
-            op, target, base, state, fix, kwargs, memo, found_by = pending.spec
+            op, target, base, state, fix, kwargs, memo = pending.spec
             if kwargs is None:
                 kwargs = pending.kwargs
             args = pending.args
@@ -132,9 +133,7 @@ class RecordingGraph(fx.Graph):
             node = _new_node(_Node)
             _init_node(node, self, name, op, target, None)
             node._update_args_kwargs(args, kwargs)
-            names[node] = name
             append(node)
-            table[found_by][node] = None
             # Facts are frozen and hold nothing of the node itself, only the template op's state and the site:
             # the nodes one template op makes at one cell site (a loop's iterations) share one record, a
             # SitedFacts whose __dict__ is the op's state itself (read-only). (The template is process-wide: its
@@ -172,15 +171,83 @@ class RecordingGraph(fx.Graph):
         else:
             name = _unique(namespace._used_names, namespace._base_count, base)
         # torch.fx.Node(...) without its Python-level argument checks (op and target come from the lookup or
-        # from torch's own dispatch), and the lookup-table insert spelled out: this runs for every recorded op
+        # from torch's own dispatch); fx's name map and find_nodes table answer for it (_Names, _FindNodes): this
+        # runs for every recorded op
         node = _new_node(_Node)
         _init_node(node, self, name, op, target, None)
         node._update_args_kwargs(args, kwargs or _NO_KWARGS)
-        namespace._obj_to_name[node] = name
         self._insert(node)
-        self._find_nodes_lookup_table.table[(op, target if op == "call_function" else None)][node] = None
+        self._find_nodes_lookup_table.stale = True
         self._len += 1
         return node
+
+
+class _FindNodes(fx.graph._FindNodesLookupTable):
+    """fx's find_nodes table of a :class:`RecordingGraph`. The nodes the recording path builds (``flush``, ``_make``)
+    are not entered one by one (a dictionary write per op into tables that grow to the size of the cell: at 100,000
+    ops the flush's time grew by about a fifth with its two tables, this and fx's name map); the graph marks the table
+    ``stale`` and the next use of it (fx's ``find_nodes``, ``in``, ``insert``, ``remove``: a lint, a node created by fx,
+    an erased node, an attribute set on a node) enters every node of the graph first, in the graph's order."""
+
+    def __init__(self, graph: fx.Graph) -> None:
+        super().__init__()
+        self.graph = graph
+        self.stale = False
+
+    def fresh(self) -> None:
+        """Enter every node of the graph (built ones: a caller flushes first where it needs the pending ones)."""
+        self.stale = False
+        table = self.table
+        table.clear()
+        key = self._key
+        for node in fx.Graph.nodes.fget(self.graph):
+            table[key(node)][node] = None
+
+    def __contains__(self, node: Any) -> bool:
+        if self.stale:
+            self.fresh()
+        return super().__contains__(node)
+
+    def insert(self, node: Any) -> None:  # noqa: D102 - fx's own
+        if self.stale:
+            self.fresh()  # (the node is in the graph already: entered here, and again below, once)
+        super().insert(node)
+
+    def remove(self, node: Any) -> None:  # noqa: D102 - fx's own
+        if self.stale:
+            self.fresh()  # (still in the graph when fx removes it from the table)
+        super().remove(node)
+
+    def find_nodes(self, *, op: str, target: Any = None) -> list[Any]:  # noqa: D102 - fx's own
+        if self.stale:
+            self.fresh()
+        return super().find_nodes(op=op, target=target)
+
+
+class _Names(dict):
+    """fx's map of named objects (``_Namespace._obj_to_name``) of a :class:`RecordingGraph`: the nodes the recording
+    path builds are not entered (fx reads the map to rename a node and to name an object again); a node of the graph
+    answers its own name. fx's own writes (``associate_name_with_obj``, a rename) go in as before."""
+
+    __slots__ = ("graph",)
+
+    def __init__(self, graph: fx.Graph) -> None:
+        super().__init__()
+        self.graph = graph
+
+    def __contains__(self, obj: Any) -> bool:
+        return dict.__contains__(self, obj) or (type(obj) is _Node and obj.graph is self.graph)
+
+    def __getitem__(self, obj: Any) -> Any:
+        try:
+            return dict.__getitem__(self, obj)
+        except KeyError:
+            if type(obj) is _Node and obj.graph is self.graph:
+                return obj.name
+            raise
+
+    def get(self, obj: Any, default: Any = None) -> Any:  # noqa: D102 - dict's own
+        return self[obj] if obj in self else default
 
 
 def _assigned_line(code: Any, name: str) -> int | None:

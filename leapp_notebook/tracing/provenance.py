@@ -44,8 +44,7 @@ class Pending:
     """A graph node recorded but not built yet: a replayed call appends one per node to its graph's log
     (tracing/replay.py), and the graph builds them all, in order, in one pass (``RecordingGraph.flush``) before
     anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
-    fixer, constant kwargs, the facts records it made: [last site, its record, {site: record} or None], its key
-    in fx's find_nodes table),
+    fixer, constant kwargs, the facts records it made: [last site, its record, {site: record} or None]),
     ``args``/``kwargs`` the call's arguments (earlier pending nodes among them), ``site`` its (line, location,
     helper), ``node`` the fx node once built. No ``__init__``: the recording path makes one per replayed node as
     ``Pending()`` (cheaper than ``object.__new__(Pending)``, whose argument checks cost more than the call) and sets

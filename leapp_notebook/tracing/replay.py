@@ -831,8 +831,7 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
             continue
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
-        spec = (op, target, base_name(op, target), SharedState(state), fix, static_kwargs, [None, None, None],
-                (op, target if op == "call_function" else None))  # the key of fx's find_nodes table
+        spec = (op, target, base_name(op, target), SharedState(state), fix, static_kwargs, [None, None, None])
         line = f"    n{i} = Pending(); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
                f"; n{i}.site = site; n{i}.node = None"
         if static_kwargs is None:

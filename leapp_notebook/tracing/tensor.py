@@ -340,8 +340,7 @@ def _fast_spec(fast: _FastPlan, shape: Any, dtype: Any) -> tuple[Any, ...]:
     state = SharedState(numpy=fast.shown, torch=fast.torch, shape=tuple(shape), dtype=dtype_name(dtype),
                         kind="torch", view=False)
     spec = fast.specs[(shape, dtype)] = (fast.op, fast.target, fast.base, state, _built_args, None,
-                                         [None, None, None],
-                                         (fast.op, fast.target if fast.op == "call_function" else None))
+                                         [None, None, None])
     return spec
 
 
