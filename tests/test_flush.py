@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import sysconfig
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
-from test_parity import CASES, ROWS, _run_eager
+from test_parity import runnable_cases
 from test_replay import LOOP
 
 import leapp_notebook as ln
@@ -79,21 +78,11 @@ def test_the_c_flush_is_built_where_a_c_compiler_is():
 @needs_c
 def test_every_parity_case_flushes_to_the_same_graph_in_c_and_in_python(monkeypatch):
     checked = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name, cases in CASES.items():
-            profile = "leapp" if ROWS[name].leapp else "full"
-            for case_ in cases[:2]:
-                rng = np.random.default_rng(0)
-                inputs = {k: spec.draw(rng) for k, spec in case_.inputs.items()}
-                try:
-                    _run_eager(case_, inputs)
-                except Exception:  # noqa: BLE001 - NumPy refuses these inputs: nothing to trace
-                    continue
-                in_c, in_python = _both(case_.source, {"np": np, **case_.consts}, monkeypatch, profile=profile,
-                                        inputs=inputs, outputs=list(case_.outputs))
-                assert in_c == in_python, case_.source
-                checked += 1
+    for case_, profile, inputs in runnable_cases(2, lambda row: ("leapp" if row.leapp else "full",)):
+        in_c, in_python = _both(case_.source, {"np": np, **case_.consts}, monkeypatch, profile=profile,
+                                inputs=inputs, outputs=list(case_.outputs))
+        assert in_c == in_python, case_.source
+        checked += 1
     assert checked > 300
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -819,6 +820,23 @@ add("np.interp",
 
 ROWS = {row.numpy: row for row in ops.all_rows()}
 LEAPP_DEFECT = "is recorded correctly here, but LEAPP 0.7.2 records it wrongly"
+
+
+def runnable_cases(per_row: int, profiles: Any) -> Any:
+    """(case, profile, inputs) for the first ``per_row`` cases of every row that NumPy runs on inputs drawn with seed
+    0, for each profile ``profiles(row)`` names; warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, cases in CASES.items():
+            for profile in profiles(ROWS[name]):
+                for case_ in cases[:per_row]:
+                    rng = np.random.default_rng(0)
+                    inputs = {k: spec.draw(rng) for k, spec in case_.inputs.items()}
+                    try:
+                        _run_eager(case_, inputs)
+                    except Exception:  # noqa: BLE001 - NumPy refuses these inputs: nothing to trace
+                        continue
+                    yield case_, profile, inputs
 
 
 def _run_eager(case_: Case, inputs: dict[str, np.ndarray]) -> tuple[Any, ...]:

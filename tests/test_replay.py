@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from test_parity import CASES, ROWS, _run_eager
+from test_parity import runnable_cases
 
 import leapp_notebook as ln
 from benchmarks.trace_overhead import CELL
@@ -95,24 +95,14 @@ def _replayed_as_built(source: str, namespace: Any) -> tuple[ln.Trace, int]:
 
 def test_every_parity_case_replays_to_the_graph_facts_and_hazards_it_builds():
     checked = replayed = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name, cases in CASES.items():
-            for profile in ("full", "leapp") if ROWS[name].leapp else ("full",):
-                for case_ in cases[:3]:
-                    rng = np.random.default_rng(0)
-                    inputs = {k: spec.draw(rng) for k, spec in case_.inputs.items()}
-                    try:
-                        _run_eager(case_, inputs)
-                    except Exception:  # noqa: BLE001 - NumPy refuses these inputs: nothing to trace
-                        continue
-                    off, filled, again = _three_ways(case_.source, {"np": np, **case_.consts}, profile,
-                                                     inputs=inputs, outputs=list(case_.outputs))
-                    assert filled == off, f"[{profile}] {case_.source!r}: the first trace differs with the cache on"
-                    assert again == off, f"[{profile}] {case_.source!r}: the replayed trace differs"
-                    checked += 1
-                    replayed += any(t is not replay.NO_TEMPLATE and (t.fn is not None or t.direct is not None)
-                                    for t in replay.TEMPLATES.values())
+    for case_, profile, inputs in runnable_cases(3, lambda row: ("full", "leapp") if row.leapp else ("full",)):
+        off, filled, again = _three_ways(case_.source, {"np": np, **case_.consts}, profile, inputs=inputs,
+                                         outputs=list(case_.outputs))
+        assert filled == off, f"[{profile}] {case_.source!r}: the first trace differs with the cache on"
+        assert again == off, f"[{profile}] {case_.source!r}: the replayed trace differs"
+        checked += 1
+        replayed += any(t is not replay.NO_TEMPLATE and (t.fn is not None or t.direct is not None)
+                        for t in replay.TEMPLATES.values())
     assert checked > 500
     assert replayed > 0.6 * checked, (replayed, checked)  # most parity cases are replayed, not rebuilt
 
