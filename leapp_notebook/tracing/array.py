@@ -298,9 +298,9 @@ class TracedArray(ndarray):
             if kind is ndarray and prov.builder is not None:
                 # LEAPP 0.7.2 gives a plain ndarray here (measured: "output_tensors() ... received non-traced
                 # tensors"; combined with traced data it is a constant): an error in ``leapp``
+                # (no graph node marked: the graph's value is right; LEAPP's would be a constant where p is used)
                 line, location, _ = sess.where()
-                node = prov.node
-                prov.builder.report("leapp-does-not-record", line, [node.name] if hasattr(node, "name") else [],
+                prov.builder.report("leapp-does-not-record", line, [],
                                     name="x.view(np.ndarray)", location=location,
                                     severity="error" if sess.profile == "leapp" else "warning",
                                     fix="use the array itself (x) where the cell took x.view(np.ndarray): LEAPP "
