@@ -199,20 +199,24 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
         PyErr_SetString(PyExc_TypeError, "a pending record's memo is not a list of 3");
         goto done;
     }
-    int same = PyObject_RichCompareBool(PyList_GET_ITEM(memo, 0), site, Py_EQ);
+    /* (memo's items held while compared and looked up: either may run Python code that changes memo) */
+    PyObject *last = Py_NewRef(PyList_GET_ITEM(memo, 0));
+    int same = PyObject_RichCompareBool(last, site, Py_EQ);
+    Py_DECREF(last);
     if (same < 0)
         goto done;
     if (same) {
         record = Py_NewRef(PyList_GET_ITEM(memo, 1));
     }
     else {
-        PyObject *by_site = PyList_GET_ITEM(memo, 2);
+        PyObject *by_site = Py_NewRef(PyList_GET_ITEM(memo, 2));
         if (PyDict_CheckExact(by_site)) {
             record = PyDict_GetItemWithError(by_site, site);
-            if (record == NULL && PyErr_Occurred())
-                goto done;
             Py_XINCREF(record);
         }
+        Py_DECREF(by_site);
+        if (record == NULL && PyErr_Occurred())
+            goto done;
         if (record == NULL) {
             record = PyObject_CallFunctionObjArgs(new_record, memo, state, site, NULL);
             if (record == NULL)
@@ -285,7 +289,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_flush",
-                                        "RecordingGraph.flush's loop in C (see tracing/builder.py).", -1, methods};
+                                        "RecordingGraph.flush's loop in C (see tracing/builder.py).", -1, methods,
+                                        NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC
 PyInit__flush(void)
