@@ -321,7 +321,7 @@ _WHERE_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "any",
                      "nanmean", "nanprod", "nanmax", "nanmin", "nanstd", "nanvar")
 
 
-def _install(where: bool = False) -> None:
+def _install(where: bool = False, namespace: Mapping[str, Any] | None = None) -> None:
     for names, make in ((_WATCHED, _creation), (_CONVERTED, _conversion), (("isscalar",), _isscalar),
                         (("take",), _taking), (_WHERE_REDUCTIONS if where else (), _reducing)):
         for name in names:
@@ -343,6 +343,8 @@ def _install(where: bool = False) -> None:
         _DRAW_RESTORED.update((id(_DRAW_WRAPPERS[name]), fn) for name, fn in _DRAW_ORIGINALS.items())
     space.update(_DRAW_WRAPPERS)
     _tensor.install()
+    if namespace:
+        _rebind(_user_modules(namespace))
 
 
 def _uninstall() -> dict[int, Any]:
@@ -350,6 +352,10 @@ def _uninstall() -> dict[int, Any]:
     copies of them the cell bound (``from numpy import *``) can be restored too. A function the cell itself
     patched in (``np.zeros = my_zeros``) is left as the cell set it."""
     restored = _tensor.uninstall()
+    for space, key, original, wrapper in _REBOUND:
+        if space.get(key) is wrapper:
+            space[key] = original
+    _REBOUND.clear()
     for name, original in _ORIGINAL.items():
         wrapper = getattr(np, name)
         if getattr(wrapper, "__wrapped__", None) is original:
@@ -368,6 +374,75 @@ def _uninstall() -> dict[int, Any]:
     return restored
 
 
+# The user's own modules bound NumPy's functions before the trace (``from numpy import asarray`` in a helper module
+# the cell imports): those names still hold NumPy's own function, not the trace's wrapper, and ``asarray(x)`` there
+# gave a plain ndarray whose uses were constants with no hazard (found by a helper session; only the probe failed).
+# During a trace, such names in the modules the cell reaches by a name (a module, or the module of a function or
+# class it names; not the standard library's, not an installed package's, not this package's) hold the wrapper, and
+# get NumPy's own function back after it.
+_REBOUND: list[tuple[dict[str, Any], str, Any, Any]] = []  # (module namespace, name, NumPy's function, wrapper)
+_MODULE_KIND: dict[int, tuple[ModuleType, bool]] = {}  # id(module) -> (module, is the user's own)
+
+
+def _library_roots() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+             if paths.get(key)}
+    roots.update(os.path.realpath(path) + os.sep for path in sys.path if path.endswith(("site-packages",
+                                                                                         "dist-packages")))
+    return (*sorted(roots), os.path.realpath(_PACKAGE) + os.sep)
+
+
+def _users(module: ModuleType) -> bool:
+    """Whether ``module`` is the user's own (a file outside the standard library, installed packages and this
+    package); remembered per module object."""
+    known = _MODULE_KIND.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    path = getattr(module, "__file__", None)
+    own = isinstance(path, str) and not os.path.realpath(path).startswith(_LIBRARY_ROOTS)
+    if len(_MODULE_KIND) >= 4_096:
+        _MODULE_KIND.clear()
+    _MODULE_KIND[id(module)] = (module, own)
+    return own
+
+
+def _user_modules(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The global namespaces of the user's own modules the cell reaches by a name."""
+    spaces: dict[int, dict[str, Any]] = {}
+    modules = sys.modules
+    for value in tuple(namespace.values()):
+        kind = type(value)
+        if kind is ModuleType:
+            module = value
+        elif kind is _FUNCTION or isinstance(value, type):
+            module = modules.get(getattr(value, "__module__", None) or "")
+            if module is None:
+                continue
+        else:
+            continue
+        if id(module) not in spaces and _users(module):
+            spaces[id(module)] = module.__dict__
+    return list(spaces.values())
+
+
+def _rebind(spaces: list[dict[str, Any]]) -> None:
+    """In each of ``spaces``, the names bound to a NumPy function the trace wraps hold the wrapper (``_REBOUND``
+    remembers them for ``_uninstall``)."""
+    if not spaces:
+        return
+    wrapped = {id(original): (original, getattr(np, name)) for name, original in _ORIGINAL.items()}
+    wrapped.update((id(original), (original, _DRAW_WRAPPERS[name])) for name, original in _DRAW_ORIGINALS.items())
+    for space in spaces:
+        for key, value in tuple(space.items()):
+            pair = wrapped.get(id(value))
+            if pair is not None and pair[0] is value and pair[1] is not value:
+                space[key] = pair[1]
+                _REBOUND.append((space, key, value, pair[1]))
+
+
 # ------------------------------------------------------------------------------------------
 # warnings raised by traced calls
 # ------------------------------------------------------------------------------------------
@@ -377,6 +452,8 @@ _OURS = (_PACKAGE, "<leapp_notebook ")  # the package's files and the replay cod
 # torch's own plumbing between a Python-level torch function and the tracer's __torch_function__
 _DISPATCH = (os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "overrides.py"),)
 _WARNINGS_FILE = warnings.__file__
+_LIBRARY_ROOTS = _library_roots()
+_FUNCTION = type(_library_roots)
 
 
 def _eager_frame(filename: str, lineno: int) -> tuple[Any, Any]:
@@ -530,7 +607,7 @@ def trace_cell(source: str, namespace: dict[str, Any] | None = None, *, inputs: 
     gc_was_enabled = gc.isenabled()
     cell_ran = False  # the collector stays off through finish() too when the cell ran (finish builds the graph)
     gc.disable()
-    _install(where=_stores.writes_where(source))
+    _install(where=_stores.writes_where(source), namespace=namespace)
     _session.ACTIVE = sess
     mode = _tensor.TorchRecorder()
     mode.__enter__()

@@ -83,3 +83,57 @@ def test_a_write_through_a_plain_view_is_an_error_where_the_base_is_read(profile
     errors = [h for h in tr.hazards if h.severity == "error" and h.kind == "untraced-call"]
     assert [h.line for h in errors] == ([2, 4] if profile == "leapp" else [4])  # (2: the view, LEAPP's loss)
     assert not tr.probe(n=8, seed=0).passed or not tr.ok
+
+
+HELPER = '''\
+from numpy import asarray, zeros
+import numpy
+
+
+def prep(x):
+    a = asarray(x)
+    return a * 2.0
+
+
+class Prep:
+    def __call__(self, x):
+        return asarray(x) * 2.0
+'''
+
+
+@pytest.fixture
+def helper_module(tmp_path, monkeypatch):
+    """A user's helper module that bound NumPy's own functions when it was imported, before any trace."""
+    import importlib
+    import sys
+
+    (tmp_path / "escape_helper.py").write_text(HELPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("escape_helper")
+    yield module
+    sys.modules.pop("escape_helper", None)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("reach", ["module", "function", "class"])
+def test_a_helper_module_that_bound_numpys_asarray_before_the_trace_is_traced(helper_module, reach, profile):
+    # before: the helper's asarray was NumPy's own, its result a plain ndarray: y baked, no hazard, the probe failed
+    cell, names = {"module": ("y = escape_helper.prep(x) + x", {"escape_helper": helper_module}),
+                   "function": ("y = prep(x) + x", {"prep": helper_module.prep}),
+                   "class": ("y = Prep()(x) + x", {"Prep": helper_module.Prep})}[reach]
+    tr = ln.trace_cell(cell, {"np": np, "x": X.copy(), **names}, inputs=["x"], outputs=["y"], profile=profile)
+    assert tr.hazards == []
+    eager = {"np": np, "x": FRESH.copy(), **names}
+    exec(cell, eager)
+    assert np.allclose(np.asarray(tr.nodes["node"](FRESH.copy())[0]), eager["y"])
+    assert tr.probe(n=8, seed=0).passed
+    # NumPy's own functions are back in the module after the trace
+    assert helper_module.asarray is np.asarray and helper_module.zeros is np.zeros
+
+
+def test_only_the_users_own_modules_are_rebound(helper_module):
+    from leapp_notebook import trace as trace_module
+
+    spaces = trace_module._user_modules({"np": np, "pytest": pytest, "ln": ln, "helper": helper_module,
+                                         "f": helper_module.prep, "array": np.asarray, "n": 3})
+    assert spaces == [helper_module.__dict__]
