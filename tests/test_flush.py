@@ -286,3 +286,36 @@ def test_fx_reads_the_name_map_and_the_find_nodes_table_of_built_nodes(monkeypat
     graph.lint()
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
     assert torch.equal(module(torch.zeros(2, 2)), torch.full((4,), 5.0))
+
+
+def test_the_pending_record_and_pend_in_either_form():
+    """``provenance.Pending`` / ``pend`` (the C forms where the flush is C): fields unset raise AttributeError as the
+    Python class's slots do; ``pend`` appends to the log; a record in a reference cycle is freed by the collector."""
+    import gc
+
+    from leapp_notebook.tracing import provenance
+
+    assert (provenance.Pending.__module__ == "leapp_notebook.tracing._flush") is (C_FLUSH is not None)
+    log: list = []
+    spec = ("call_function", None, "add", {}, None, None, [None, None, None])
+    pending = provenance.pend(log, spec, (1, 2), (3, None, None))
+    assert log == [pending] and pending.spec is spec and pending.args == (1, 2) and pending.node is None
+    with pytest.raises(AttributeError):
+        pending.kwargs  # noqa: B018 - unset until a call with keyword arguments sets it
+    pending.kwargs = {"k": 1}
+    assert pending.kwargs == {"k": 1}
+    assert gc.is_tracked(pending)
+    import weakref
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    gone = weakref.ref(marker)
+    pending.args = (pending, marker)  # a cycle through the record
+    del pending, log, marker
+    gc.collect()
+    assert gone() is None
+    if C_FLUSH is not None:
+        with pytest.raises(TypeError, match="pend"):
+            provenance.pend((), spec, (), None)

@@ -16,6 +16,82 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
+#include <structmember.h>
+
+/* The pending record of a replayed call (provenance.Pending's C form): made by pend(), read by the flush without an
+ * attribute lookup. Unset fields raise AttributeError, as the Python class's slots do. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *spec, *args, *kwargs, *site, *node;
+} PendingObject;
+
+static int
+pending_traverse(PendingObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->spec);
+    Py_VISIT(self->args);
+    Py_VISIT(self->kwargs);
+    Py_VISIT(self->site);
+    Py_VISIT(self->node);
+    return 0;
+}
+
+static int
+pending_clear(PendingObject *self)
+{
+    Py_CLEAR(self->spec);
+    Py_CLEAR(self->args);
+    Py_CLEAR(self->kwargs);
+    Py_CLEAR(self->site);
+    Py_CLEAR(self->node);
+    return 0;
+}
+
+static void
+pending_dealloc(PendingObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    pending_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef pending_members[] = {
+    {"spec", T_OBJECT_EX, offsetof(PendingObject, spec), 0, NULL},
+    {"args", T_OBJECT_EX, offsetof(PendingObject, args), 0, NULL},
+    {"kwargs", T_OBJECT_EX, offsetof(PendingObject, kwargs), 0, NULL},
+    {"site", T_OBJECT_EX, offsetof(PendingObject, site), 0, NULL},
+    {"node", T_OBJECT_EX, offsetof(PendingObject, node), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject PendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "leapp_notebook.tracing._flush.Pending",
+    .tp_basicsize = sizeof(PendingObject),
+    .tp_dealloc = (destructor)pending_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A graph node recorded but not built yet (see tracing/provenance.py's Pending).",
+    .tp_traverse = (traverseproc)pending_traverse,
+    .tp_clear = (inquiry)pending_clear,
+    .tp_members = pending_members,
+    .tp_new = PyType_GenericNew,
+};
+
+/* pending.<field> (a new reference): read directly from the C form, through getattr from any other object. */
+static PyObject *
+field(PyObject *pending, size_t offset, PyObject *name)
+{
+    if (Py_TYPE(pending) == &PendingType) {
+        PyObject *value = *(PyObject **)((char *)pending + offset);
+        if (value == NULL) {
+            PyErr_SetObject(PyExc_AttributeError, name);
+            return NULL;
+        }
+        return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(pending, name);
+}
 
 /* Set once by setup(): the objects every flush uses. */
 static PyObject *new_node, *node_type, *init_node, *no_kwargs, *facts_key, *never_bare, *numbered_table,
@@ -127,7 +203,7 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
     int status = -1;
     PyObject *spec = NULL, *args = NULL, *kwargs = NULL, *name = NULL, *node = NULL, *result = NULL, *site = NULL,
              *record = NULL, *meta = NULL;
-    spec = PyObject_GetAttr(pending, s_spec);
+    spec = field(pending, offsetof(PendingObject, spec), s_spec);
     if (spec == NULL)
         goto done;
     if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 7) {
@@ -139,12 +215,12 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
              *fix = PyTuple_GET_ITEM(spec, 4), *memo = PyTuple_GET_ITEM(spec, 6);
     kwargs = PyTuple_GET_ITEM(spec, 5);
     if (kwargs == Py_None)
-        kwargs = PyObject_GetAttr(pending, s_kwargs);
+        kwargs = field(pending, offsetof(PendingObject, kwargs), s_kwargs);
     else
         Py_INCREF(kwargs);
     if (kwargs == NULL)
         goto done;
-    args = PyObject_GetAttr(pending, s_args);
+    args = field(pending, offsetof(PendingObject, args), s_args);
     if (args == NULL)
         goto done;
     if (fix != Py_None) {
@@ -192,7 +268,7 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
     if (result == NULL)
         goto done;
     Py_CLEAR(result);
-    site = PyObject_GetAttr(pending, s_site);
+    site = field(pending, offsetof(PendingObject, site), s_site);
     if (site == NULL)
         goto done;
     if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 3) {
@@ -234,7 +310,9 @@ build(PyObject *pending, PyObject *graph, PyObject *used, PyObject *counts, PyOb
      * frees. One tracked object less per node. */
     if (PyDict_CheckExact(meta) && PyDict_GET_SIZE(meta) == 1 && PyObject_GC_IsTracked(meta))
         PyObject_GC_UnTrack(meta);
-    if (PyObject_SetAttr(pending, s_node, node) < 0)
+    if (Py_TYPE(pending) == &PendingType)
+        Py_XSETREF(((PendingObject *)pending)->node, Py_NewRef(node));
+    else if (PyObject_SetAttr(pending, s_node, node) < 0)
         goto done;
     status = 0;
 done:
@@ -280,11 +358,38 @@ flush(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(n);
 }
 
+/* pend(log, spec, args, site) -> a new Pending (kwargs unset, node None), appended to the list log: what a
+ * replayed call does for each of its nodes (tracing/replay.py's generated code, tensor.py's fast path). */
+static PyObject *
+pend(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "pend(log: list, spec, args, site)");
+        return NULL;
+    }
+    PendingObject *pending = PyObject_GC_New(PendingObject, &PendingType);
+    if (pending == NULL)
+        return NULL;
+    pending->spec = Py_NewRef(args[1]);
+    pending->args = Py_NewRef(args[2]);
+    pending->kwargs = NULL;
+    pending->site = Py_NewRef(args[3]);
+    pending->node = Py_NewRef(Py_None);
+    PyObject_GC_Track(pending);
+    if (PyList_Append(args[0], (PyObject *)pending) < 0) {
+        Py_DECREF(pending);
+        return NULL;
+    }
+    return (PyObject *)pending;
+}
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
      "setup(new_node, node_type, init_node, no_kwargs, key, never_bare, numbered_table, numbered, new_record)"},
     {"flush", (PyCFunction)(void (*)(void))flush, METH_FASTCALL,
      "flush(log, graph, used, counts, append): build the fx nodes of the pending records"},
+    {"pend", (PyCFunction)(void (*)(void))pend, METH_FASTCALL,
+     "pend(log, spec, args, site): a new pending record, appended to log"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -295,9 +400,15 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_flush",
 PyMODINIT_FUNC
 PyInit__flush(void)
 {
+    if (PyType_Ready(&PendingType) < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
+    if (PyModule_AddObjectRef(module, "Pending", (PyObject *)&PendingType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     struct {
         PyObject **slot;
         const char *text;

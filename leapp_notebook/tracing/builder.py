@@ -8,7 +8,6 @@ import builtins
 import dis
 import keyword
 import operator
-import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ from . import hazards as hz
 from . import leapp_defects, ops, torch_impl
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, NodeFacts, SitedFacts, facts, make, update
-from .provenance import Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
+from .provenance import PURE, Outside, Pending, _contents, ancestors, depends_on_inputs, output_node, tensor_version
 from .types import EXPORT_WITH, Hazard, Node, TensorSpec, TraceError
 
 if TYPE_CHECKING:
@@ -896,7 +895,7 @@ def _output_value(node: str, name: str, value: Any, copy: bool = True) -> tuple[
 # RecordingGraph.flush's loop in C (tracing/_flush.c), built by `pip install` where a C compiler is found; without it,
 # or with LEAPP_NOTEBOOK_PURE_FLUSH=1 in the environment, the Python loop (RecordingGraph._flush_python) runs.
 def _c_flush() -> Any:
-    if os.environ.get("LEAPP_NOTEBOOK_PURE_FLUSH", "") not in ("", "0"):
+    if PURE:
         return None
     try:
         from . import _flush

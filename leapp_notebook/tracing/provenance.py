@@ -46,11 +46,32 @@ class Pending:
     anything else reads or extends the graph. ``spec`` is the template's (op, target, name stem, facts, argument
     fixer, constant kwargs, the facts records it made: [last site, its record, {site: record} or None]),
     ``args``/``kwargs`` the call's arguments (earlier pending nodes among them), ``site`` its (line, location,
-    helper), ``node`` the fx node once built. No ``__init__``: the recording path makes one per replayed node as
-    ``Pending()`` (cheaper than ``object.__new__(Pending)``, whose argument checks cost more than the call) and sets
-    the fields."""
+    helper), ``node`` the fx node once built. No ``__init__``: the recording path makes one per replayed node with
+    :func:`pend`. Where the C extension is built, ``Pending`` and ``pend`` are its C forms (below)."""
 
     __slots__ = ("spec", "args", "kwargs", "site", "node")
+
+
+def pend(log: list[Any], spec: tuple[Any, ...], args: tuple[Any, ...], site: Any) -> Any:
+    """A new pending record of ``spec``, ``args`` and ``site`` (``kwargs`` unset, ``node`` None), appended to ``log``:
+    what a replayed call does for each of its nodes."""
+    pending = Pending()
+    pending.spec, pending.args, pending.site, pending.node = spec, args, site, None
+    log.append(pending)
+    return pending
+
+
+# The C forms of both (tracing/_flush.c, built by pip install where a C compiler is), which the C flush reads without
+# an attribute lookup; the Python ones without it, or with LEAPP_NOTEBOOK_PURE_FLUSH=1.
+PURE = os.environ.get("LEAPP_NOTEBOOK_PURE_FLUSH", "") not in ("", "0")
+if not PURE:
+    try:
+        from . import _flush
+    except ImportError:
+        pass
+    else:
+        Pending = _flush.Pending  # type: ignore[misc]  # noqa: F811
+        pend = _flush.pend  # noqa: F811
 
 
 class Outside(str):

@@ -37,7 +37,7 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
-from .provenance import Pending, Provenance, _contents, computed, iter_traced, root
+from .provenance import Pending, Provenance, _contents, computed, iter_traced, pend, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -785,7 +785,7 @@ def _fixer(args: Any, kwargs: Any, calls: set[int]) -> Any:
 _SOURCES: dict[str, Any] = {}  # generated source -> the function making its functions (``_define``)
 _MAX_SOURCES = 4_096
 # The globals of every generated function: the names all of them use (each template's own values are its closure's)
-_SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "KEY": KEY,
+_SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "pend": pend, "KEY": KEY,
                            "const_operand": const_operand, "Provenance": Provenance, "new_provenance": object.__new__,
                            "root": root}
 
@@ -832,11 +832,10 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
         fix = _fixer(args, kwargs, calls)
         static_kwargs = None if _nested(kwargs) else kwargs
         spec = (op, target, base_name(op, target), SharedState(state), fix, static_kwargs, [None, None, None])
-        line = f"    n{i} = Pending(); n{i}.spec = {code.bind(spec)}; n{i}.args = {code.of(args)}" \
-               f"; n{i}.site = site; n{i}.node = None"
+        line = f"    n{i} = pend(log, {code.bind(spec)}, {code.of(args)}, site)"
         if static_kwargs is None:
             line += f"; n{i}.kwargs = {code.of(kwargs)}"
-        body.append(line + f"; log.append(n{i})")
+        body.append(line)
     if not consts:  # a constant operand made by an earlier call is found again inline (or made, for another array)
         consts = _holds(([(args, kwargs) for _, _, args, kwargs, _ in template.ops], template.result,
                          template.reported), _CONSTANT_OPERANDS)  # not the facts (an op's state): none is there

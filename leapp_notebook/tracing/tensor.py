@@ -33,7 +33,17 @@ from . import session as _session
 from .builder import base_name, target_display
 from .dtypes import dtype_name, numpy_dtype
 from .facts import ModuleFacts, SharedState, update
-from .provenance import Pending, Provenance, builder_of, iter_traced, library_caller, plain, rebuilt, tensor_version
+from .provenance import (
+    Pending,
+    Provenance,
+    builder_of,
+    iter_traced,
+    library_caller,
+    pend,
+    plain,
+    rebuilt,
+    tensor_version,
+)
 
 _ORIGINAL: dict[str, Any] = {}
 _new = object.__new__
@@ -279,10 +289,8 @@ def _fast(sess: Any, fast: _FastPlan, func: Any, args: tuple[Any, ...], kwargs: 
     spec = fast.specs.get((shape, dtype))
     if spec is None:
         spec = _fast_spec(fast, shape, dtype)
-    pending = Pending()
-    pending.spec, pending.args, pending.site, pending.node = spec, tuple(graph_args), site, None
+    pending = pend(builder.graph.log, spec, tuple(graph_args), site)
     pending.kwargs = dict(kwargs) if kwargs else None
-    builder.graph.log.append(pending)
     if fast.view and result.is_inference() and type(args[0]) is Tensor \
             and result.untyped_storage().data_ptr() == args[0].untyped_storage().data_ptr():
         sess.detached_from(result, args[0])  # a view of an inference tensor has no ``_base`` to find it by
