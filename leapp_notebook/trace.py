@@ -344,7 +344,10 @@ def _install(where: bool = False, namespace: Mapping[str, Any] | None = None) ->
     space.update(_DRAW_WRAPPERS)
     _tensor.install()
     if namespace:
-        _rebind(_user_modules(namespace))
+        try:
+            _rebind(_user_modules(namespace))
+        except Exception:  # noqa: BLE001 - an odd object in the namespace: the trace goes on without the rebinding
+            _restore_rebound()
 
 
 def _uninstall() -> dict[int, Any]:
@@ -352,10 +355,7 @@ def _uninstall() -> dict[int, Any]:
     copies of them the cell bound (``from numpy import *``) can be restored too. A function the cell itself
     patched in (``np.zeros = my_zeros``) is left as the cell set it."""
     restored = _tensor.uninstall()
-    for space, key, original, wrapper in _REBOUND:
-        if space.get(key) is wrapper:
-            space[key] = original
-    _REBOUND.clear()
+    _restore_rebound()
     for name, original in _ORIGINAL.items():
         wrapper = getattr(np, name)
         if getattr(wrapper, "__wrapped__", None) is original:
@@ -401,7 +401,10 @@ def _users(module: ModuleType) -> bool:
     known = _MODULE_KIND.get(id(module))
     if known is not None and known[0] is module:
         return known[1]
-    path = getattr(module, "__file__", None)
+    try:
+        path = getattr(module, "__file__", None)
+    except Exception:  # noqa: BLE001 - a module object of odd make: not one of the user's files
+        path = None
     own = isinstance(path, str) and not os.path.realpath(path).startswith(_LIBRARY_ROOTS)
     if len(_MODULE_KIND) >= 4_096:
         _MODULE_KIND.clear()
@@ -418,7 +421,8 @@ def _user_modules(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
         if kind is ModuleType:
             module = value
         elif kind is _FUNCTION or isinstance(value, type):
-            module = modules.get(getattr(value, "__module__", None) or "")
+            name = getattr(value, "__module__", None)
+            module = modules.get(name) if type(name) is str else None
             if module is None:
                 continue
         else:
@@ -426,6 +430,14 @@ def _user_modules(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
         if id(module) not in spaces and _users(module):
             spaces[id(module)] = module.__dict__
     return list(spaces.values())
+
+
+def _restore_rebound() -> None:
+    """NumPy's own functions back in the modules ``_rebind`` changed (unless something else was bound since)."""
+    for space, key, original, wrapper in _REBOUND:
+        if space.get(key) is wrapper:
+            space[key] = original
+    _REBOUND.clear()
 
 
 def _rebind(spaces: list[dict[str, Any]]) -> None:

@@ -137,3 +137,43 @@ def test_only_the_users_own_modules_are_rebound(helper_module):
     spaces = trace_module._user_modules({"np": np, "pytest": pytest, "ln": ln, "helper": helper_module,
                                          "f": helper_module.prep, "array": np.asarray, "n": 3})
     assert spaces == [helper_module.__dict__]
+
+
+def test_an_odd_object_in_the_namespace_leaves_the_trace_and_numpy_as_they_were(helper_module):
+    """A class whose ``__module__`` is not a string, a module whose ``__file__`` lookup raises: the rebinding skips
+    what it cannot read, the trace runs, and NumPy and the helper module hold NumPy's own functions after it."""
+    import types
+
+    odd_class = type("Odd", (), {})
+    odd_class.__module__ = ["not", "a", "name"]
+
+    weird = types.ModuleType("weird")  # no __file__, and a module __getattr__ that raises for it
+
+    def no_file(name):
+        raise RuntimeError(f"no {name}")
+
+    weird.__getattr__ = no_file
+    names = {"Odd": odd_class, "weird": weird, "escape_helper": helper_module}
+    cell = "y = escape_helper.prep(x) + x"
+    tr = ln.trace_cell(cell, {"np": np, "x": X.copy(), **names}, inputs=["x"], outputs=["y"])
+    assert tr.hazards == []  # the helper module was rebound all the same
+    eager = {"np": np, "x": FRESH.copy(), **names}
+    exec(cell, eager)
+    assert np.allclose(np.asarray(tr.nodes["node"](FRESH.copy())[0]), eager["y"])
+    assert not hasattr(np.asarray, "__wrapped__") and helper_module.asarray is np.asarray
+
+
+def test_a_failing_rebinding_is_undone_and_the_trace_goes_on(helper_module, monkeypatch):
+    from leapp_notebook import trace as trace_module
+
+    original = helper_module.asarray  # NumPy's own (np.asarray is the trace's wrapper while it runs)
+
+    def broken(spaces):
+        trace_module._REBOUND.append((helper_module.__dict__, "asarray", original, "a wrapper"))
+        helper_module.__dict__["asarray"] = "a wrapper"
+        raise RuntimeError("odd")
+
+    monkeypatch.setattr(trace_module, "_rebind", broken)
+    tr = ln.trace_cell("y = x * 2.0", {"np": np, "x": X.copy(), "escape_helper": helper_module}, inputs=["x"],
+                       outputs=["y"])
+    assert tr.hazards == [] and helper_module.asarray is np.asarray and trace_module._REBOUND == []
