@@ -75,6 +75,8 @@ def _same_value(array: Any, prov: Provenance) -> Any:
     copied = same._lp = Provenance(prov.builder, prov._node, prov.version)
     copied.lost, copied.line, copied.fingerprint, copied.plain = prov.lost, prov.line, prov.fingerprint, prov.plain
     return same
+
+
 # NumPy's functions whose result is as long as a count of the data (Session.selected, size_read)
 _SELECTING_FUNCTIONS = frozenset(getattr(np, name) for name in _session.SELECTING_NUMPY if hasattr(np, name))
 _ARGSORT = np.argsort  # (its order of ties: Session.tie_order)
