@@ -25,7 +25,7 @@ from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modul
 from . import indexing, leapp_calls, ops, replay
 from . import session as _session
 from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
-from .provenance import Provenance, array_dtype, array_shape, builder_of, fingerprint, has_traced, plain, root
+from .provenance import PURE, Provenance, array_dtype, array_shape, builder_of, fingerprint, has_traced, plain, root
 
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
 
@@ -250,6 +250,56 @@ def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) ->
     return target
 
 
+def _ufunc_tail(sess: Any, ufunc: np.ufunc, inputs: tuple[Any, ...], params: dict[str, Any], result: Any,
+                plain_a: Any, plain_b: Any, prov: Any, prov_a: Any, prov_b: Any, kind_a: Any, part_a: Any, kind_b: Any,
+                part_b: Any, where: Any) -> Any:
+    """The rest of the ufunc hook's hot path, once NumPy computed ``result`` (``TracedArray.__array_ufunc__`` read
+    the operands and their parts of the replay key): the call replayed, recorded, or its result watched. The C hook
+    (tracing/_flush.c, ``array_ufunc``) reads the operands the same way and replays the common case itself; it calls
+    this for every other case, with the same arguments. ``where``: the session's site finder for the depth this is
+    called at (``Session.where_below`` under the Python hook, ``Session.where`` under the C one, which has no frame)."""
+    a = inputs[0]
+    b = inputs[1] if len(inputs) == 2 else None
+    builder = prov.builder if prov is not None else None
+    if builder is None:
+        return TracedArray.watch(result) if has_traced(inputs) else result
+    row = ops.UFUNC_ROWS.get(ufunc)
+    if row is None:
+        return sess.record(builder, row, ufunc_name(ufunc), params, _eager(plain_a, plain_b), result,
+                           extra={"ufunc": ufunc, "call": True})
+    key = None
+    if not builder.closed and (row.leapp or sess.profile == "full") and replay.ENABLED \
+            and type(result) is ndarray:
+        # Recorded before: replayed without the general signature. The key of ufunc(*inputs) is what
+        # replay.signature describes, made of the operands' parts (Session.record stores the template under
+        # both keys); none when a traced operand is not this node's current value. Without the result's
+        # dtype and shape: NumPy's type resolution gives them from the operands' dtypes and shapes and the
+        # Python numbers' types (NEP 50), all in the key.
+        versions = sess.versions
+        if kind_a is not None and (kind_b is not None or plain_b is _ONE_OPERAND) and (
+                prov_a is None or (prov_a.builder is builder and prov_a._node is not None and (
+                not versions or prov_a.version == versions.get(id(root(a)), 0)))) and (
+                prov_b is None or (prov_b.builder is builder and prov_b._node is not None and (
+                not versions or prov_b.version == versions.get(id(root(b)), 0)))):
+            key = (replay.UFUNC, row.build, ufunc, kind_a, part_a) if plain_b is _ONE_OPERAND else \
+                (replay.UFUNC, row.build, ufunc, kind_a, part_a, kind_b, part_b)  # the row's builder first
+            template = replay.TEMPLATES.get(key)
+            if template is None and (kind_b is float or kind_b is bool or (
+                    kind_b is int and -_INT32 <= b < _INT32)) and replay.number_fits(b, kind_a):
+                # a number not seen here before: the recording for any number of its type, when there is one
+                template = replay.TEMPLATES.get(replay.any_number(key))
+            if template is not None and template is not replay.NO_TEMPLATE and (
+                    template.aliases is None or replay.fits(template, params, builder)):
+                if template.wraps and row.leapp:  # nothing to report: replayed and wrapped in one call
+                    return (template.direct or replay.direct(template))(builder, params, where(), result)
+                # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
+                return sess.replayed(builder, template, row, row.numpy, params,
+                                     _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
+                                     else _NO_PARAMS, result, False, where())
+    return sess.record(builder, row, row.numpy, params, _eager(plain_a, plain_b), result,
+                       extra={"ufunc": ufunc, "call": True}, alias=key)
+
+
 class TracedArray(ndarray):
     """An ndarray whose operations are recorded in a torch.fx graph while a trace is active."""
 
@@ -445,50 +495,14 @@ class TracedArray(ndarray):
             else:
                 params = {"x0": a}
                 plain_b = _ONE_OPERAND
-                prov_b = kind_b = None
+                prov_b = kind_b = part_b = None
                 sess.suspended += 1
                 try:
                     result = ufunc(plain_a)
                 finally:
                     sess.suspended -= 1
-            builder = prov.builder if prov is not None else None
-            if builder is None:
-                return TracedArray.watch(result) if has_traced(inputs) else result
-            row = ops.UFUNC_ROWS.get(ufunc)
-            if row is None:
-                return sess.record(builder, row, ufunc_name(ufunc), params, _eager(plain_a, plain_b), result,
-                                   extra={"ufunc": ufunc, "call": True})
-            key = None
-            if not builder.closed and (row.leapp or sess.profile == "full") and replay.ENABLED \
-                    and type(result) is ndarray:
-                # Recorded before: replayed without the general signature. The key of ufunc(*inputs) is what
-                # replay.signature describes, made of the operands' parts (Session.record stores the template under
-                # both keys); none when a traced operand is not this node's current value. Without the result's
-                # dtype and shape: NumPy's type resolution gives them from the operands' dtypes and shapes and the
-                # Python numbers' types (NEP 50), all in the key.
-                versions = sess.versions
-                if kind_a is not None and (kind_b is not None or plain_b is _ONE_OPERAND) and (
-                        prov_a is None or (prov_a.builder is builder and prov_a._node is not None and (
-                        not versions or prov_a.version == versions.get(id(root(a)), 0)))) and (
-                        prov_b is None or (prov_b.builder is builder and prov_b._node is not None and (
-                        not versions or prov_b.version == versions.get(id(root(b)), 0)))):
-                    key = (replay.UFUNC, row.build, ufunc, kind_a, part_a) if plain_b is _ONE_OPERAND else \
-                        (replay.UFUNC, row.build, ufunc, kind_a, part_a, kind_b, part_b)  # the row's builder first
-                    template = replay.TEMPLATES.get(key)
-                    if template is None and (kind_b is float or kind_b is bool or (
-                            kind_b is int and -_INT32 <= b < _INT32)) and replay.number_fits(b, kind_a):
-                        # a number not seen here before: the recording for any number of its type, when there is one
-                        template = replay.TEMPLATES.get(replay.any_number(key))
-                    if template is not None and template is not replay.NO_TEMPLATE and (
-                            template.aliases is None or replay.fits(template, params, builder)):
-                        if template.wraps and row.leapp:  # nothing to report: replayed and wrapped in one call
-                            return (template.direct or replay.direct(template))(builder, params, sess.where(), result)
-                        # NumPy's operands only for a defect check that reads them (none reads a replayed call's)
-                        return sess.replayed(builder, template, row, row.numpy, params,
-                                             _eager(plain_a, plain_b) if template.finding is replay.NO_TEMPLATE
-                                             else _NO_PARAMS, result, False, sess.where())
-            return sess.record(builder, row, row.numpy, params, _eager(plain_a, plain_b), result,
-                               extra={"ufunc": ufunc, "call": True}, alias=key)
+            return _ufunc_tail(sess, ufunc, inputs, params, result, plain_a, plain_b, prov, prov_a, prov_b, kind_a,
+                               part_a, kind_b, part_b, sess.where_below)
         return self._ufunc(sess if sess is not None and sess.thread == get_ident() else None, ufunc, method,
                            inputs, kwargs)
 
@@ -968,3 +982,27 @@ _IN_PLACE = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": ope
              "__ixor__": operator.xor}
 for _method, _operation in _IN_PLACE.items():
     setattr(TracedArray, _method, _in_place(_method, _operation))
+
+
+def _c_hook() -> Any:
+    """The ufunc hook's hot path in C (tracing/_flush.c, ``array_ufunc``), set up, where the extension was built and
+    ``LEAPP_NOTEBOOK_PURE_FLUSH`` is unset; None: the Python hook runs alone."""
+    if PURE:
+        return None
+    try:
+        from . import _flush
+    except ImportError:
+        return None
+    if not hasattr(_flush, "setup_ufunc"):  # an extension built from an older source (rebuild: pip install -e .)
+        return None
+    _flush.setup_ufunc(TracedArray, ndarray, _VIEW, vars(_session), vars(replay), ops.UFUNC_ROWS, replay.UFUNC,
+                       replay.NO_TEMPLATE, _ONE_OPERAND, _ufunc_tail, TracedArray.__array_ufunc__,
+                       replay.constant_part, Provenance, replay.Template)
+    return _flush.array_ufunc
+
+
+# TracedArray.__array_ufunc__ in Python: the reference, what the C hook passes every case it does not take to
+_PYTHON_UFUNC_HOOK = TracedArray.__array_ufunc__
+_C_UFUNC_HOOK = _c_hook()
+if _C_UFUNC_HOOK is not None:
+    TracedArray.__array_ufunc__ = _C_UFUNC_HOOK  # type: ignore[method-assign]

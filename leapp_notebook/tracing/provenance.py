@@ -426,6 +426,15 @@ def site_finder(code: Any, filename: str, depth: int = 2) -> Callable[[], tuple[
     return where
 
 
+def hook_site_finder(code: Any, filename: str) -> Callable[[], tuple[int | None, str | None, str | None]]:
+    """:func:`site_finder` for the C ufunc hook (tracing/_flush.c), which has no frame of its own: the site of the
+    frame that called NumPy. Its C form (``_flush.SiteFinder``) where the extension has one: the hook calls it
+    without a Python call, and it calls the Python finder for every frame its fast case does not take."""
+    fallback = site_finder(code, filename, 1)
+    finder = getattr(_flush, "SiteFinder", None) if not PURE and "_flush" in globals() else None
+    return finder(code, site_table(code), fallback) if finder is not None else fallback
+
+
 def cell_site(filename: str, depth: int = 2) -> tuple[int | None, str | None, str | None]:
     """The cell line that led here, the library location when a library made the call, and the name of the
     helper function the call happened in (None at the cell's top level). ``depth`` frames above the caller

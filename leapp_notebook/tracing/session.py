@@ -40,6 +40,7 @@ from .provenance import (
     cell_lines,
     cell_site,
     fingerprint,
+    hook_site_finder,
     iter_traced,
     library_caller,
     plain,
@@ -140,6 +141,7 @@ class Session:
         # calls of ``code``'s own top level (the cell's code object) are found without a frame walk
         self.where = site_finder(code, filename)
         self.where_below = site_finder(code, filename, 3)  # Session.where for a function the hook calls
+        self.where_hook = hook_site_finder(code, filename)  # ... for the C ufunc hook, which has no frame
         self.where_method = site_finder(code, filename, 4)  # ... called by the method hook, under its wrapper
         self.builders: dict[str, NodeBuilder] = {}
         self.suspended = 0
