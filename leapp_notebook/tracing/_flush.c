@@ -410,7 +410,7 @@ typedef struct {
     PyObject *code, *sites, *fallback;
 } SiteFinderObject;
 
-static PyObject *s_f_trace;
+static PyObject *s_f_trace, *s_session, *s_array_type, *s_version, *s_lost, *s_line, *s_fingerprint;
 
 static int
 site_finder_traverse(SiteFinderObject *self, visitproc visit, void *arg)
@@ -511,8 +511,10 @@ static PyObject *s_active, *s_suspended, *s_thread, *s_lp, *s_plain, *s_dtype, *
 /* Where a class's __slots__ member lives in its instances (-1: not a plain object slot of that class): the hook reads
  * traced arrays' and provenance records' fields there, as the member descriptor does, without the attribute lookup. */
 static Py_ssize_t lp_offset = -1, builder_offset = -1, node_offset = -1, plain_offset = -1, aliases_offset = -1,
-    wraps_offset = -1, direct_offset = -1;
-static PyObject *provenance_type, *template_type;
+    wraps_offset = -1, direct_offset = -1, version_offset = -1, lost_offset = -1, line_offset = -1,
+    fingerprint_offset = -1;
+static PyObject *provenance_type, *template_type, *derived_fn, *version_fn;
+static int set_up(void);
 
 static Py_ssize_t
 slot_offset(PyObject *type, const char *name)
@@ -539,12 +541,13 @@ read_slot(PyObject *obj, PyObject *type, Py_ssize_t offset, PyObject *name)
 }
 
 /* setup_ufunc(traced_type, ndarray, ndarray.view, vars(session), vars(replay), UFUNC_ROWS, replay.UFUNC,
- * replay.NO_TEMPLATE, the one-operand marker, _ufunc_tail, the Python hook, replay.constant_part, Provenance, replay.Template) */
+ * replay.NO_TEMPLATE, the one-operand marker, _ufunc_tail, the Python hook, replay.constant_part, Provenance, replay.Template,
+ * array._derived (TracedArray.__array_finalize__'s rest), session.written_version) */
 static PyObject *
 setup_ufunc(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 14) {
-        PyErr_SetString(PyExc_TypeError, "setup_ufunc takes 14 arguments");
+    if (nargs != 16) {
+        PyErr_SetString(PyExc_TypeError, "setup_ufunc takes 16 arguments");
         return NULL;
     }
     if (!PyType_Check(args[0]) || !PyType_Check(args[1]) || !PyType_Check(args[12]) || !PyType_Check(args[13]) || !PyDict_Check(args[3]) || !PyDict_Check(args[4]) ||
@@ -552,10 +555,11 @@ setup_ufunc(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "setup_ufunc(type, type, view, dict, dict, dict, ...)");
         return NULL;
     }
-    PyObject **slots[14] = {&traced_type,  &ndarray_type, &view_fn,     &session_dict, &replay_dict,
+    PyObject **slots[16] = {&traced_type,  &ndarray_type, &view_fn,     &session_dict, &replay_dict,
                             &ufunc_rows,   &ufunc_marker, &no_template, &one_operand,  &tail_fn,
-                            &python_hook,  &constant_part_fn, &provenance_type, &template_type};
-    for (int i = 0; i < 14; i++) {
+                            &python_hook,  &constant_part_fn, &provenance_type, &template_type, &derived_fn,
+                            &version_fn};
+    for (int i = 0; i < 16; i++) {
         Py_INCREF(args[i]);
         Py_XSETREF(*slots[i], args[i]);
     }
@@ -566,6 +570,10 @@ setup_ufunc(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     aliases_offset = slot_offset(template_type, "aliases");
     wraps_offset = slot_offset(template_type, "wraps");
     direct_offset = slot_offset(template_type, "direct");
+    version_offset = slot_offset(provenance_type, "version");
+    lost_offset = slot_offset(provenance_type, "lost");
+    line_offset = slot_offset(provenance_type, "line");
+    fingerprint_offset = slot_offset(provenance_type, "fingerprint");
     Py_RETURN_NONE;
 }
 
@@ -787,10 +795,8 @@ static PyObject *
 array_ufunc(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (python_hook == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "array_ufunc before setup_ufunc");
+    if (set_up() < 0)
         return NULL;
-    }
     PyObject *sess = NULL, *attrs = NULL, *value;
     if (nargs < 4 || nargs > 5 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) ||
         !PyUnicode_Check(args[2]) || PyUnicode_Compare(args[2], s_call) != 0)
@@ -911,6 +917,100 @@ static PyMethodDef array_ufunc_def = {"array_ufunc", (PyCFunction)(void (*)(void
                                       METH_FASTCALL | METH_KEYWORDS,
                                       "TracedArray.__array_ufunc__'s hot path (tracing/array.py is the reference)"};
 
+
+/* The array_finalize and wrap below, and the ufunc hook, need setup_ufunc first. */
+static int
+set_up(void)
+{
+    if (python_hook == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "leapp_notebook.tracing._flush: setup_ufunc was not called");
+        return -1;
+    }
+    return 0;
+}
+
+/* obj.<slot at offset> = value (a new reference taken), for an object of exactly the class the offset is of. */
+static inline int
+set_slot(PyObject *obj, PyObject *type, Py_ssize_t offset, PyObject *name, PyObject *value)
+{
+    if (offset >= 0 && (PyObject *)Py_TYPE(obj) == type) {
+        PyObject **slot = (PyObject **)((char *)obj + offset);
+        Py_XSETREF(*slot, Py_NewRef(value));
+        return 0;
+    }
+    return PyObject_SetAttr(obj, name, value);
+}
+
+/* array_finalize(self, obj): TracedArray.__array_finalize__ (array.py's is the reference): NumPy calls it for every
+ * traced array it makes, most of them a view of a plain array the tracer takes (a replayed call's result), which
+ * gets no provenance here. A view of a traced array goes on in array._derived. */
+static PyObject *
+array_finalize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "__array_finalize__(self, obj)");
+        return NULL;
+    }
+    if (set_up() < 0 || set_slot(args[0], traced_type, lp_offset, s_lp, Py_None) < 0)
+        return NULL;
+    if ((PyObject *)Py_TYPE(args[1]) != traced_type)
+        Py_RETURN_NONE;
+    return PyObject_Vectorcall(derived_fn, args, 2, NULL);
+}
+
+/* wrap(builder, node, result): the traced value of `result`, a replayed call's eager ndarray, bound to `node` (a
+ * pending one): Session.wrap's first case, which a template that wraps ends with (replay.compile_template). */
+static PyObject *
+wrap(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "wrap(builder, node, result)");
+        return NULL;
+    }
+    if (set_up() < 0)
+        return NULL;
+    PyObject *builder = args[0], *node = args[1], *result = args[2];
+    PyObject *sess = PyObject_GetAttr(builder, s_session);
+    if (sess == NULL)
+        return NULL;
+    PyObject *versions = PyObject_GetAttr(sess, s_versions);
+    PyObject *array_type = versions != NULL ? PyObject_GetAttr(sess, s_array_type) : NULL;
+    Py_DECREF(sess);
+    PyObject *version = NULL, *traced = NULL, *prov = NULL;
+    if (array_type == NULL)
+        goto done;
+    if (PyDict_Check(versions) && PyDict_GET_SIZE(versions) == 0)
+        version = PyLong_FromLong(0);
+    else { /* a write counted in this trace: the result's memory owner's count (session.written_version) */
+        PyObject *call_args[2] = {versions, result};
+        version = PyObject_Vectorcall(version_fn, call_args, 2, NULL);
+    }
+    if (version == NULL)
+        goto done;
+    PyObject *view_args[2] = {result, array_type};
+    if ((traced = PyObject_Vectorcall(view_fn, view_args, 2, NULL)) == NULL)
+        goto done;
+    prov = ((PyTypeObject *)provenance_type)->tp_alloc((PyTypeObject *)provenance_type, 0);
+    if (prov == NULL || set_slot(prov, provenance_type, builder_offset, s_builder, builder) < 0 ||
+        set_slot(prov, provenance_type, node_offset, s_node_field, node) < 0 ||
+        set_slot(prov, provenance_type, version_offset, s_version, version) < 0 ||
+        set_slot(prov, provenance_type, lost_offset, s_lost, Py_None) < 0 ||
+        set_slot(prov, provenance_type, line_offset, s_line, Py_None) < 0 ||
+        set_slot(prov, provenance_type, fingerprint_offset, s_fingerprint, Py_None) < 0 ||
+        set_slot(prov, provenance_type, plain_offset, s_plain, result) < 0 ||
+        set_slot(traced, traced_type, lp_offset, s_lp, prov) < 0)
+        Py_CLEAR(traced);
+done:
+    Py_XDECREF(versions);
+    Py_XDECREF(array_type);
+    Py_XDECREF(version);
+    Py_XDECREF(prov);
+    return traced;
+}
+
+static PyMethodDef array_finalize_def = {"array_finalize", (PyCFunction)(void (*)(void))array_finalize, METH_FASTCALL,
+                                         "TracedArray.__array_finalize__ (tracing/array.py's is the reference)"};
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
      "setup(new_node, node_type, init_node, no_kwargs, key, never_bare, numbered_table, numbered, new_record)"},
@@ -920,7 +1020,9 @@ static PyMethodDef methods[] = {
      "pend(log, spec, args, site): a new pending record, appended to log"},
     {"setup_ufunc", (PyCFunction)(void (*)(void))setup_ufunc, METH_FASTCALL,
      "setup_ufunc(traced_type, ndarray, view, session_vars, replay_vars, rows, marker, no_template, one_operand, "
-     "tail, python_hook, constant_part, provenance_type, template_type)"},
+     "tail, python_hook, constant_part, provenance_type, template_type, derived, written_version)"},
+    {"wrap", (PyCFunction)(void (*)(void))wrap, METH_FASTCALL,
+     "wrap(builder, node, result): the traced value of a replayed call's eager array (Session.wrap's first case)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -956,7 +1058,9 @@ PyInit__flush(void)
                    {&s_closed, "closed"}, {&s_leapp, "leapp"}, {&s_enabled, "ENABLED"}, {&s_versions, "versions"},
                    {&s_build, "build"}, {&s_templates, "TEMPLATES"}, {&s_aliases, "aliases"}, {&s_wraps, "wraps"},
                    {&s_direct, "direct"}, {&s_where, "where"}, {&s_where_hook, "where_hook"},
-                   {&s_call, "__call__"}, {&s_x0, "x0"}, {&s_x1, "x1"}, {&s_node_field, "_node"}, {&s_f_trace, "f_trace"}};
+                   {&s_call, "__call__"}, {&s_x0, "x0"}, {&s_x1, "x1"}, {&s_node_field, "_node"}, {&s_f_trace, "f_trace"},
+                   {&s_session, "session"}, {&s_array_type, "array_type"}, {&s_version, "version"},
+                   {&s_lost, "lost"}, {&s_line, "line"}, {&s_fingerprint, "fingerprint"}};
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
         *strings[i].slot = PyUnicode_InternFromString(strings[i].text);
         if (*strings[i].slot == NULL) {
@@ -971,6 +1075,14 @@ PyInit__flush(void)
     PyObject *method = function != NULL ? PyInstanceMethod_New(function) : NULL;
     Py_XDECREF(function);
     if (method == NULL || PyModule_AddObject(module, "array_ufunc", method) < 0) {
+        Py_XDECREF(method);
+        Py_DECREF(module);
+        return NULL;
+    }
+    function = PyCFunction_NewEx(&array_finalize_def, NULL, module);
+    method = function != NULL ? PyInstanceMethod_New(function) : NULL;
+    Py_XDECREF(function);
+    if (method == NULL || PyModule_AddObject(module, "array_finalize", method) < 0) {
         Py_XDECREF(method);
         Py_DECREF(module);
         return NULL;

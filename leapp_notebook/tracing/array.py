@@ -25,7 +25,18 @@ from numpy import ndarray  # not np.ndarray, torch.Tensor, torch.fx: their modul
 from . import indexing, leapp_calls, ops, replay
 from . import session as _session
 from .provenance import _SCALARS as _AS_IS  # what plain() gives back as it is
-from .provenance import PURE, Provenance, array_dtype, array_shape, builder_of, fingerprint, has_traced, plain, root
+from .provenance import (
+    PURE,
+    Provenance,
+    array_dtype,
+    array_shape,
+    builder_of,
+    fingerprint,
+    has_traced,
+    plain,
+    root,
+    written_version,
+)
 
 _STARS: dict[tuple[str, ...], int] = {}  # per names tuple: the index of its ``*name``, or -1
 
@@ -250,6 +261,19 @@ def _into_out(sess: Any, builder: Any, name: str, target: Any, recorded: Any) ->
     return target
 
 
+def _derived(array: TracedArray, obj: TracedArray) -> None:
+    """``TracedArray.__array_finalize__`` of a traced array NumPy derived from traced ``obj`` itself (an ndarray
+    method the tracer does not record): lost where it is used, when ``obj`` has a builder."""
+    prov = obj._lp
+    if prov is not None and prov.builder is not None:
+        sess = _session.active()
+        # where() looks two frames up (the caller's, under the C __array_finalize__), and walks from there when
+        # that frame is not the cell's (under the Python one: a frame more)
+        line = sess.where()[0] if sess is not None else None
+        array._lp = Provenance.lost_in(
+            prov.builder, f"derived at line {line} by an ndarray method the tracer does not record", line)
+
+
 def _ufunc_tail(sess: Any, ufunc: np.ufunc, inputs: tuple[Any, ...], params: dict[str, Any], result: Any,
                 plain_a: Any, plain_b: Any, prov: Any, prov_a: Any, prov_b: Any, kind_a: Any, part_a: Any, kind_b: Any,
                 part_b: Any, where: Any) -> Any:
@@ -321,15 +345,11 @@ class TracedArray(ndarray):
     def __array_finalize__(self, obj: Any) -> None:
         # Reached only for views NumPy makes itself (ndarray methods we do not override); the
         # tracer's own wrapping sets the provenance right after (it views a plain array: the first test).
+        # In C where the extension is built (_flush.array_finalize, installed below), which calls _derived alike.
         self._lp = None
         if type(obj) is not TracedArray:
             return
-        prov = obj._lp
-        if prov is not None and prov.builder is not None:
-            sess = _session.active()
-            line = sess.where()[0] if sess is not None else None
-            self._lp = Provenance.lost_in(
-                prov.builder, f"derived at line {line} by an ndarray method the tracer does not record", line)
+        _derived(self, obj)
 
     # ---------------------------------------------------------------- the same value as a plain ndarray
     # ``x.view(np.ndarray)``, ``x.view(type=np.ndarray)``, ``x.view()`` and ``x.__array__()`` are x's own values over
@@ -984,9 +1004,10 @@ for _method, _operation in _IN_PLACE.items():
     setattr(TracedArray, _method, _in_place(_method, _operation))
 
 
-def _c_hook() -> Any:
+def _c_hook(tail: Any = None) -> Any:
     """The ufunc hook's hot path in C (tracing/_flush.c, ``array_ufunc``), set up, where the extension was built and
-    ``LEAPP_NOTEBOOK_PURE_FLUSH`` is unset; None: the Python hook runs alone."""
+    ``LEAPP_NOTEBOOK_PURE_FLUSH`` is unset; None: the Python hook runs alone. ``tail``: what the C hook passes the
+    cases it does not replay itself to (``_ufunc_tail``; tests count the calls with a wrapper of it)."""
     if PURE:
         return None
     try:
@@ -996,13 +1017,21 @@ def _c_hook() -> Any:
     if not hasattr(_flush, "setup_ufunc"):  # an extension built from an older source (rebuild: pip install -e .)
         return None
     _flush.setup_ufunc(TracedArray, ndarray, _VIEW, vars(_session), vars(replay), ops.UFUNC_ROWS, replay.UFUNC,
-                       replay.NO_TEMPLATE, _ONE_OPERAND, _ufunc_tail, TracedArray.__array_ufunc__,
-                       replay.constant_part, Provenance, replay.Template)
+                       replay.NO_TEMPLATE, _ONE_OPERAND, tail if tail is not None else _ufunc_tail,
+                       _PYTHON_UFUNC_HOOK, replay.constant_part, Provenance, replay.Template, _derived,
+                       written_version)
     return _flush.array_ufunc
 
 
-# TracedArray.__array_ufunc__ in Python: the reference, what the C hook passes every case it does not take to
+def _flush_module() -> Any:
+    from . import _flush
+    return _flush
+
+
+# TracedArray.__array_ufunc__ in Python: the reference, and where the C hook passes every call it does not take
 _PYTHON_UFUNC_HOOK = TracedArray.__array_ufunc__
+_PYTHON_FINALIZE = TracedArray.__array_finalize__
 _C_UFUNC_HOOK = _c_hook()
 if _C_UFUNC_HOOK is not None:
     TracedArray.__array_ufunc__ = _C_UFUNC_HOOK  # type: ignore[method-assign]
+    TracedArray.__array_finalize__ = _flush_module().array_finalize  # type: ignore[method-assign]

@@ -72,6 +72,9 @@ if not PURE:
     else:
         Pending = _flush.Pending  # type: ignore[misc]  # noqa: F811
         pend = _flush.pend  # noqa: F811
+# Session.wrap's first case in C (_flush.wrap, set up with the C ufunc hook by tracing/array.py): a replayed call's
+# eager array made traced; None: the Python statements run (replay.compile_template writes them out).
+C_WRAP = getattr(_flush, "wrap", None) if not PURE and "_flush" in globals() else None
 
 
 class Outside(str):
@@ -287,6 +290,11 @@ def root(array: Any) -> Any:
     while isinstance(array.base, ndarray):
         array = array.base
     return array
+
+
+def written_version(versions: dict[int, int], array: Any) -> int:
+    """The count of writes ``versions`` (``Session.versions``) holds for ``array``'s memory owner."""
+    return versions.get(id(root(array)), 0)
 
 
 # ------------------------------------------------------------------------------------------

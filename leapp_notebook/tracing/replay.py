@@ -37,7 +37,7 @@ from .builder import base_name
 from .dtypes import dtype_name, torch_dtype
 from .facts import KEY, SharedState, facts, update
 from .lookup.context import as_float, in_float_range
-from .provenance import Pending, Provenance, _contents, computed, iter_traced, pend, root
+from .provenance import C_WRAP, Pending, Provenance, _contents, computed, iter_traced, pend, root
 from .provenance import array_dtype as _dtype
 from .provenance import array_shape as _shape
 
@@ -787,7 +787,7 @@ _MAX_SOURCES = 4_096
 # The globals of every generated function: the names all of them use (each template's own values are its closure's)
 _SHARED: dict[str, Any] = {"__builtins__": builtins, "Pending": Pending, "pend": pend, "KEY": KEY,
                            "const_operand": const_operand, "Provenance": Provenance, "new_provenance": object.__new__,
-                           "root": root}
+                           "root": root, "wrap": C_WRAP}
 
 
 def _define(source: str, filename: str, names: dict[str, Any], name: str) -> Any:
@@ -841,7 +841,9 @@ def compile_template(template: Template, wrapping: bool = False) -> Any:
                          template.reported), _CONSTANT_OPERANDS)  # not the facts (an op's state): none is there
     if consts:  # constants need no check: not left for the node's dtype pass
         body.append("    del builder.fresh[start:]")
-    if wrapping:  # Session.wrap's first case, for the result's pending node
+    if wrapping and C_WRAP is not None:  # Session.wrap's first case, for the result's pending node, in C
+        body.append(f"    return wrap(builder, {code.of(template.result)}, result)")
+    elif wrapping:  # ... in Python
         body.append("    sess = builder.session; versions = sess.versions")
         body.append("    traced = result.view(sess.array_type); traced._lp = prov = new_provenance(Provenance)")
         body.append(f"    prov.builder = builder; prov._node = {code.of(template.result)}; prov.plain = result")

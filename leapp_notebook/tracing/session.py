@@ -33,6 +33,7 @@ from .builder import NodeBuilder
 from .dtypes import dtype_name, numpy_dtype, torch_dtype
 from .facts import KEY, derive, facts, update
 from .provenance import (
+    C_WRAP,
     Outside,
     Pending,
     Provenance,
@@ -1000,7 +1001,9 @@ class Session:
         of results pair up with lists of nodes."""
         if type(nodes) is Pending and type(result) is ndarray:
             # a replayed call's array (the hot path): its node will hold the result's facts when built (the
-            # call's signature fixes them)
+            # call's signature fixes them). In C where the extension is built (the same steps)
+            if C_WRAP is not None:
+                return C_WRAP(builder, nodes, result)
             traced = result.view(self.array_type)
             traced._lp = prov = _new_provenance(Provenance)  # Provenance(builder, nodes, version), spelled out
             prov.builder, prov._node = builder, nodes
