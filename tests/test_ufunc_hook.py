@@ -208,6 +208,13 @@ def test_an_error_in_numpys_call_is_the_same_cell_error_and_the_next_trace_is_un
     _with(C_HOOK, monkeypatch)
     ok = 'h = annotate.input_tensors("node", {"x": x})\ny = h * 2.0\nannotate.output_tensors("node", {"y": y})\n'
     assert ln.trace_cell(ok, {"np": np, "x": x}).ok
+    caught = ('h = annotate.input_tensors("node", {"x": x})\ntry:\n    np.left_shift(h, 1)\nexcept TypeError:\n'
+              '    pass\ny = h * 2.0 + np.tanh(h)\nannotate.output_tensors("node", {"y": y})\n')
+    for _ in range(2):  # the session is not left suspended: what follows the caught error is recorded
+        trace = ln.trace_cell(caught, {"np": np, "x": x})
+        fresh = np.full((2, 3), 0.25, np.float32)
+        (got,) = trace.nodes["node"](fresh)
+        np.testing.assert_allclose(np.asarray(got), fresh * 2.0 + np.tanh(fresh), rtol=1e-6)
 
 
 @needs_c

@@ -868,7 +868,16 @@ array_ufunc(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kw
         PyObject *call_args[2] = {plain_a, plain_b};
         result = PyObject_Vectorcall(ufunc, call_args, n, NULL);
     }
-    if (suspend(sess, attrs, -1) < 0 || result == NULL) {
+    if (result == NULL) { /* NumPy's error is the call's (the session's count put back, as a finally does) */
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        if (suspend(sess, attrs, -1) < 0)
+            PyErr_Clear();
+        PyErr_Restore(type, error, traceback);
+        status = -1;
+        goto operands_done;
+    }
+    if (suspend(sess, attrs, -1) < 0) {
         status = -1;
         goto operands_done;
     }
