@@ -412,23 +412,30 @@ def _users(module: ModuleType) -> bool:
     return own
 
 
+_MAX_USER_MODULES = 256  # the user's modules a trace looks into at most (a project of its own, not a library)
+
+
 def _user_modules(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The global namespaces of the user's own modules the cell reaches by a name."""
+    """The global namespaces of the user's own modules the cell reaches by a name, and of those these reach by a name
+    in turn (a helper's helper: ``import geometry`` in the module the cell imports), up to ``_MAX_USER_MODULES``."""
     spaces: dict[int, dict[str, Any]] = {}
     modules = sys.modules
-    for value in tuple(namespace.values()):
-        kind = type(value)
-        if kind is ModuleType:
-            module = value
-        elif kind is _FUNCTION or isinstance(value, type):
-            name = getattr(value, "__module__", None)
-            module = modules.get(name) if type(name) is str else None
-            if module is None:
+    pending: list[Mapping[str, Any]] = [namespace]
+    while pending and len(spaces) < _MAX_USER_MODULES:
+        for value in tuple(pending.pop().values()):
+            kind = type(value)
+            if kind is ModuleType:
+                module = value
+            elif kind is _FUNCTION or isinstance(value, type):
+                name = getattr(value, "__module__", None)
+                module = modules.get(name) if type(name) is str else None
+                if module is None:
+                    continue
+            else:
                 continue
-        else:
-            continue
-        if id(module) not in spaces and _users(module):
-            spaces[id(module)] = module.__dict__
+            if id(module) not in spaces and _users(module):
+                spaces[id(module)] = module.__dict__
+                pending.append(module.__dict__)
     return list(spaces.values())
 
 

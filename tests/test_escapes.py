@@ -131,6 +131,55 @@ def test_a_helper_module_that_bound_numpys_asarray_before_the_trace_is_traced(he
     assert helper_module.asarray is np.asarray and helper_module.zeros is np.zeros
 
 
+OUTER = '''\
+import escape_helper
+from escape_helper import prep as inner_prep
+
+
+def twice(x):
+    return escape_helper.prep(x) + inner_prep(x)
+'''
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_helper_reached_through_another_helper_module_is_traced(helper_module, tmp_path, profile):
+    """A helper's helper: the cell names only the outer module, which imports the one that bound NumPy's asarray
+    (a module and a function reach). Before: a constant with no hazard, the probe alone failed."""
+    import importlib
+    import sys
+
+    (tmp_path / "escape_outer.py").write_text(OUTER)
+    outer = importlib.import_module("escape_outer")
+    try:
+        for cell, names in (("y = escape_outer.twice(x) - x", {"escape_outer": outer}),
+                            ("y = twice(x) - x", {"twice": outer.twice})):
+            tr = ln.trace_cell(cell, {"np": np, "x": X.copy(), **names}, inputs=["x"], outputs=["y"],
+                               profile=profile)
+            assert tr.hazards == []
+            eager = {"np": np, "x": FRESH.copy(), **names}
+            exec(cell, eager)
+            assert np.allclose(np.asarray(tr.nodes["node"](FRESH.copy())[0]), eager["y"])
+            assert tr.probe(n=8, seed=0).passed
+            assert helper_module.asarray is np.asarray
+    finally:
+        sys.modules.pop("escape_outer", None)
+
+
+def test_the_modules_reached_are_bounded_and_cycles_end(helper_module, monkeypatch):
+    import types
+
+    from leapp_notebook import trace as trace_module
+
+    first, second = types.ModuleType("cycle_a"), types.ModuleType("cycle_b")
+    first.other, second.other, second.helper = second, first, helper_module
+    ours = {"cycle_a", "cycle_b", "escape_helper"}
+    monkeypatch.setattr(trace_module, "_users", lambda module: module.__name__ in ours)
+    spaces = trace_module._user_modules({"a": first})
+    assert [id(space) for space in spaces] == [id(first.__dict__), id(second.__dict__), id(helper_module.__dict__)]
+    monkeypatch.setattr(trace_module, "_MAX_USER_MODULES", 2)
+    assert len(trace_module._user_modules({"a": first})) == 2
+
+
 def test_only_the_users_own_modules_are_rebound(helper_module):
     from leapp_notebook import trace as trace_module
 
