@@ -42,15 +42,23 @@ def _with(hook: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TracedArray, "__array_ufunc__", hook)
 
 
-def _both(source: str, namespace: dict[str, Any], monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> tuple[Any, Any]:
-    """``source`` traced twice (recording, then replaying from the cache) with the C hook and with the Python one:
-    what each second trace recorded."""
+def _each_hook(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[Any]:
+    """``run()`` with the C hook installed, then with the Python one: the two results."""
     results = []
     for hook in (C_HOOK, array._PYTHON_UFUNC_HOOK):
         _with(hook, monkeypatch)
+        results.append(run())
+    return results
+
+
+def _both(source: str, namespace: dict[str, Any], monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> list[Any]:
+    """``source`` traced twice (recording, then replaying from the cache) with the C hook and with the Python one:
+    what each second trace recorded."""
+    def run() -> Any:
         ln.trace_cell(source, dict(namespace), **kwargs)
-        results.append(_recorded(ln.trace_cell(source, dict(namespace), **kwargs)))
-    return results[0], results[1]
+        return _recorded(ln.trace_cell(source, dict(namespace), **kwargs))
+
+    return _each_hook(monkeypatch, run)
 
 
 @pytest.fixture
@@ -198,12 +206,12 @@ def test_an_error_in_numpys_call_is_the_same_cell_error_and_the_next_trace_is_un
     x = np.ones((2, 3), np.float32)
     source = 'h = annotate.input_tensors("node", {"x": x})\ny = np.left_shift(h, 1)\n' \
              'annotate.output_tensors("node", {"y": y})\n'
-    messages = []
-    for hook in (C_HOOK, array._PYTHON_UFUNC_HOOK):
-        _with(hook, monkeypatch)
+    def run() -> str:
         with pytest.raises(ln.CellError) as raised:
             ln.trace_cell(source, {"np": np, "x": x})
-        messages.append(str(raised.value))
+        return str(raised.value)
+
+    messages = _each_hook(monkeypatch, run)
     assert messages[0] == messages[1] and "line 2" in messages[0]
     _with(C_HOOK, monkeypatch)
     ok = 'h = annotate.input_tensors("node", {"x": x})\ny = h * 2.0\nannotate.output_tensors("node", {"y": y})\n'
@@ -222,16 +230,18 @@ def test_numpys_warnings_are_shown_at_the_same_cell_line(monkeypatch):
     x = np.ones((2, 3), np.float32)
     source = 'h = annotate.input_tensors("node", {"x": x})\nz = h - 1.0\n\ny = h / z\n' \
              'annotate.output_tensors("node", {"y": y})\n'
-    seen = []
-    for hook in (C_HOOK, array._PYTHON_UFUNC_HOOK):
-        _with(hook, monkeypatch)
+    def run() -> list[Any]:
+        seen = []
         for _ in range(2):  # recorded, then replayed
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 ln.trace_cell(source, {"np": np, "x": x})
             seen.append([(w.category, str(w.message), w.lineno) for w in caught])
-    assert seen[0] == seen[1] == seen[2] == seen[3]
-    assert any(category is RuntimeWarning and line == 4 for category, _, line in seen[0])
+        return seen
+
+    (c_first, c_again), (python_first, python_again) = _each_hook(monkeypatch, run)
+    assert c_first == c_again == python_first == python_again
+    assert any(category is RuntimeWarning and line == 4 for category, _, line in c_first)
 
 
 @needs_c
