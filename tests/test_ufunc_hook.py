@@ -259,7 +259,7 @@ def test_outside_a_trace_the_c_hook_answers_as_the_python_one():
 
 
 @needs_c
-def test_the_hook_refuses_a_call_before_setup_and_setup_checks_its_arguments():
+def test_setup_checks_its_arguments():
     from leapp_notebook.tracing import _flush
     with pytest.raises(TypeError, match="16 arguments"):
         _flush.setup_ufunc(TracedArray)

@@ -663,13 +663,12 @@ suspend(PyObject *sess, PyObject *attrs, int delta)
     if (count == NULL)
         return -1;
     PyObject *changed;
-    long value = PyLong_CheckExact(count) ? PyLong_AsLong(count) : -1;
-    if (value >= 0 && value < 1000000) /* a small int: no arithmetic protocol (ints below 257 are cached) */
-        changed = PyLong_FromLong(value + delta);
-    else {
-        PyErr_Clear();
-        changed = delta > 0 ? PyNumber_Add(count, s_one) : PyNumber_Subtract(count, s_one);
+    if (PyLong_CheckExact(count)) { /* the count as a C long: no arithmetic protocol (small ints are cached) */
+        long value = PyLong_AsLong(count);
+        changed = value == -1 && PyErr_Occurred() ? NULL : PyLong_FromLong(value + delta);
     }
+    else
+        changed = delta > 0 ? PyNumber_Add(count, s_one) : PyNumber_Subtract(count, s_one);
     Py_DECREF(count);
     if (changed == NULL)
         return -1;

@@ -1005,7 +1005,7 @@ for _method, _operation in _IN_PLACE.items():
 
 
 def _c_hook(tail: Any = None) -> Any:
-    """The ufunc hook's hot path in C (tracing/_flush.c, ``array_ufunc``), set up, where the extension was built and
+    """The C extension (tracing/_flush.c) with the ufunc hook's hot path set up, where it was built and
     ``LEAPP_NOTEBOOK_PURE_FLUSH`` is unset; None: the Python hook runs alone. ``tail``: what the C hook passes the
     cases it does not replay itself to (``_ufunc_tail``; tests count the calls with a wrapper of it)."""
     if PURE:
@@ -1020,18 +1020,15 @@ def _c_hook(tail: Any = None) -> Any:
                        replay.NO_TEMPLATE, _ONE_OPERAND, tail if tail is not None else _ufunc_tail,
                        _PYTHON_UFUNC_HOOK, replay.constant_part, Provenance, replay.Template, _derived,
                        written_version)
-    return _flush.array_ufunc
-
-
-def _flush_module() -> Any:
-    from . import _flush
     return _flush
 
 
-# TracedArray.__array_ufunc__ in Python: the reference, and where the C hook passes every call it does not take
+# TracedArray.__array_ufunc__ and __array_finalize__ in Python: the references, and where the C forms pass every
+# case they do not take
 _PYTHON_UFUNC_HOOK = TracedArray.__array_ufunc__
 _PYTHON_FINALIZE = TracedArray.__array_finalize__
-_C_UFUNC_HOOK = _c_hook()
-if _C_UFUNC_HOOK is not None:
-    TracedArray.__array_ufunc__ = _C_UFUNC_HOOK  # type: ignore[method-assign]
-    TracedArray.__array_finalize__ = _flush_module().array_finalize  # type: ignore[method-assign]
+_EXTENSION = _c_hook()
+_C_UFUNC_HOOK = _EXTENSION.array_ufunc if _EXTENSION is not None else None
+if _EXTENSION is not None:
+    TracedArray.__array_ufunc__ = _EXTENSION.array_ufunc  # type: ignore[method-assign]
+    TracedArray.__array_finalize__ = _EXTENSION.array_finalize  # type: ignore[method-assign]
